@@ -1,0 +1,1 @@
+"""The on-VM probe: hardware micro-benchmarks, workload step profiler, environment doctor."""

@@ -1,0 +1,60 @@
+"""Problems found in catalog files, each with its place: file, line and field path."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["CatalogError", "Problem", "Severity", "display_path"]
+
+Severity = Literal["error", "warning"]
+
+
+def display_path(path: str | Path) -> str:
+    """``path`` relative to the working directory when it lies below it, else as given."""
+    p = Path(path)
+    try:
+        return os.path.relpath(p) if p.is_absolute() and Path.cwd() in p.parents else str(p)
+    except ValueError:  # another drive (Windows)
+        return str(p)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong (``error``) or suspicious (``warning``) in a catalog file."""
+
+    file: str
+    line: int | None
+    field: str
+    message: str
+    severity: Severity = "error"
+    check: str = "schema"
+
+    def __str__(self) -> str:
+        where = display_path(self.file) + (f":{self.line}" if self.line else "")
+        field = f" {self.field}:" if self.field else ""
+        tag = "" if self.severity == "error" else " (warning)"
+        return f"{where}{field} {self.message}{tag}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "file": display_path(self.file),
+            "line": self.line,
+            "field": self.field,
+            "message": self.message,
+            "severity": self.severity,
+            "check": self.check,
+        }
+
+
+class CatalogError(Exception):
+    """A catalog could not be loaded; ``problems`` lists every reason with its place."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems: Sequence[Problem] = tuple(problems)
+        lines = [str(p) for p in self.problems]
+        head = f"{len(lines)} problem(s) in the catalog" if len(lines) != 1 else "catalog problem"
+        super().__init__(head + ":\n" + "\n".join(f"  {line}" for line in lines))

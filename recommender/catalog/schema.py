@@ -1,0 +1,183 @@
+"""The catalog's data model: pydantic schemas for the YAML files in ``catalogs/``.
+
+Field-level rules live here (a price is positive, a GPU count is at least one); rules that
+need several records at once (spot above on-demand, duplicates, unknown accelerators) live
+in :mod:`recommender.catalog.integrity`, which reports every problem instead of the first.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Accelerator",
+    "AcceleratorFile",
+    "CloudCatalog",
+    "CloudName",
+    "EdgeDevice",
+    "EdgeFile",
+    "Family",
+    "HostLink",
+    "InstanceType",
+    "PeakTflops",
+    "Precision",
+    "RegionPrice",
+    "Source",
+]
+
+SCHEMA_VERSION = 1
+
+CloudName = Literal["aws", "gcp", "azure"]
+Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]
+
+PositiveFloat = Annotated[float, Field(gt=0)]
+NonNegativeFloat = Annotated[float, Field(ge=0)]
+
+
+class _Strict(BaseModel):
+    """Unknown keys are errors: a typo in a catalog must not pass silently."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Source(_Strict):
+    """Where a fact came from: a name, an address and the day it was read."""
+
+    name: str = Field(min_length=1)
+    url: str | None = None
+    retrieved: dt.date | None = None
+    note: str | None = None
+
+
+class PeakTflops(_Strict):
+    """Dense (no sparsity) peak throughput per precision; ``None`` where unsupported.
+
+    ``int8`` is in TOPS. Values are the vendor's datasheet figures, not achieved ones.
+    """
+
+    fp32: PositiveFloat
+    tf32: PositiveFloat | None = None
+    bf16: PositiveFloat | None = None
+    fp16: PositiveFloat | None = None
+    fp8: PositiveFloat | None = None
+    int8: PositiveFloat | None = None
+
+    def get(self, precision: Precision) -> float | None:
+        value: float | None = getattr(self, precision)
+        return value
+
+
+class HostLink(_Strict):
+    """How the accelerator talks to the host CPU."""
+
+    kind: Literal["pcie", "neuronlink", "soc"] = "pcie"
+    pcie_gen: Annotated[int, Field(ge=1, le=6)] | None = None
+    lanes: Annotated[int, Field(ge=1, le=32)] | None = None
+    gbs_per_direction: PositiveFloat
+
+
+class Accelerator(_Strict):
+    """One accelerator model's spec sheet."""
+
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9.\-]*$")
+    vendor: Literal["nvidia", "amd", "aws", "google", "intel"]
+    marketing_name: str
+    skypilot_name: str | None = None
+    nvidia_smi_names: list[str] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=list)
+    architecture: str
+    form_factor: Literal["sxm", "pcie", "oam", "module", "chip"]
+    memory_gb: PositiveFloat
+    memory_bandwidth_gbs: PositiveFloat
+    peak_tflops: PeakTflops
+    host_link: HostLink
+    nvlink_gbs: PositiveFloat | None = Field(
+        default=None, description="Total GPU-to-GPU bandwidth per GPU, both directions."
+    )
+    tdp_w: PositiveFloat | None = None
+    max_per_instance: int = Field(
+        default=8, ge=1, description="Most devices one instance of any cloud carries."
+    )
+    source: Source
+
+    def names(self) -> list[str]:
+        """Every name this accelerator answers to (resolution is case-insensitive)."""
+        out = [self.id, self.marketing_name, *self.nvidia_smi_names, *self.aliases]
+        if self.skypilot_name:
+            out.append(self.skypilot_name)
+        return out
+
+
+class AcceleratorFile(_Strict):
+    schema_version: Literal[1] = 1
+    accelerators: list[Accelerator] = Field(min_length=1)
+
+
+class RegionPrice(_Strict):
+    """What one instance type costs in one region, USD per hour for the whole instance."""
+
+    region: str = Field(min_length=1)
+    on_demand: PositiveFloat | None = None
+    spot: PositiveFloat | None = None
+    zones: list[str] = Field(default_factory=list)
+
+
+class InstanceType(_Strict):
+    name: str = Field(min_length=1)
+    accelerator: str = Field(min_length=1)
+    gpus: int = Field(ge=1, description="Accelerators per instance (whole devices).")
+    vcpus: PositiveFloat
+    memory_gib: PositiveFloat
+    local_disk_gb: NonNegativeFloat = 0.0
+    gpu_memory_gib: PositiveFloat | None = Field(
+        default=None, description="Memory per device as the cloud reports it (GiB)."
+    )
+    arch: Literal["x86_64", "arm64"] = "x86_64"
+    prices: list[RegionPrice] = Field(min_length=1)
+
+
+class Family(_Strict):
+    name: str = Field(min_length=1)
+    title: str | None = None
+    price_model: str | None = Field(
+        default=None, description="How prices were composed, e.g. 'host + attached GPUs'."
+    )
+    instances: list[InstanceType] = Field(min_length=1)
+
+
+class CloudCatalog(_Strict):
+    schema_version: Literal[1] = 1
+    cloud: CloudName
+    currency: Literal["USD"] = "USD"
+    source: Source
+    regions: list[str] = Field(min_length=1)
+    families: list[Family] = Field(min_length=1)
+
+
+class EdgeDevice(_Strict):
+    """An edge accelerator or module, priced per unit."""
+
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9.\-]*$")
+    name: str
+    vendor: str
+    kind: Literal["module", "m2-card", "usb-stick", "pcie-card", "dev-kit"]
+    int8_tops: PositiveFloat
+    fp16_tflops: PositiveFloat | None = None
+    memory_gb: NonNegativeFloat = Field(
+        description="Memory the accelerator can use for weights (0 = streams from host)."
+    )
+    memory_bandwidth_gbs: PositiveFloat | None = None
+    power_w_min: PositiveFloat
+    power_w_max: PositiveFloat
+    list_price_usd: PositiveFloat
+    precisions: list[Precision] = Field(min_length=1)
+    source: Source
+
+
+class EdgeFile(_Strict):
+    schema_version: Literal[1] = 1
+    devices: list[EdgeDevice] = Field(min_length=1)

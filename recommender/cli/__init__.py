@@ -1,0 +1,23 @@
+"""The ``recommender`` command line: one module per command group, registered here."""
+
+from __future__ import annotations
+
+from recommender.cli import _app
+
+__all__ = ["app", "main"]
+
+app = _app.app
+
+# Each import registers its commands on ``app`` (or on the ``catalog`` group).
+from recommender.cli import accelerators as _accelerators  # noqa: E402,F401
+from recommender.cli import catalog as _catalog  # noqa: E402,F401
+from recommender.cli import demo as _demo  # noqa: E402,F401
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

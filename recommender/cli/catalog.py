@@ -1,0 +1,137 @@
+"""``recommender catalog list|validate``: browse offers and check the catalog files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from recommender.catalog import Offer, validate_catalog
+from recommender.catalog.loader import default_catalog_dir
+from recommender.cli._app import CatalogDirOption, catalog_app, load_catalog_or_exit
+from recommender.cli._output import Format, FormatOption, err, out, print_csv, print_json, table
+
+__all__ = ["list_offers", "validate"]
+
+
+@catalog_app.command("list")
+def list_offers(
+    cloud: Annotated[
+        list[str] | None, typer.Option("--cloud", help="aws, gcp or azure (repeatable).")
+    ] = None,
+    region: Annotated[
+        list[str] | None, typer.Option("--region", help="Region id (repeatable).")
+    ] = None,
+    gpu: Annotated[
+        list[str] | None, typer.Option("--gpu", help="Accelerator, any spelling (repeatable).")
+    ] = None,
+    min_gpu_memory: Annotated[
+        float | None, typer.Option("--min-gpu-memory", help="GB per GPU.")
+    ] = None,
+    max_price: Annotated[float | None, typer.Option("--max-price", help="USD per hour.")] = None,
+    spot: Annotated[
+        bool | None,
+        typer.Option(
+            "--spot/--on-demand", help="Only spot, or only on-demand rows (default both)."
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option(help="Rows in the table (json/csv give all).")] = 50,
+    fmt: FormatOption = Format.table,
+    catalog_dir: CatalogDirOption = None,
+) -> None:
+    """List offers (instance x region x pricing), cheapest first."""
+    catalog = load_catalog_or_exit(catalog_dir)
+    accelerators = None
+    if gpu:
+        try:
+            accelerators = [a.id for name in gpu for a in catalog.names.resolve_all(name)]
+        except LookupError as exc:
+            err.print(f"[bold red]error:[/] {exc}", highlight=False)
+            raise typer.Exit(2) from exc
+    table_ = catalog.offers
+    mask = table_.mask(
+        clouds=cloud,
+        regions=region,
+        accelerators=accelerators,
+        min_gpu_memory_gb=min_gpu_memory,
+        max_price=max_price,
+        spot=spot,
+    )
+    index = mask.nonzero()[0]
+    index = index[table_.price[index].argsort(kind="stable")]
+    offers = table_.offers(index)
+    if fmt is Format.json:
+        print_json([o.as_dict() for o in offers])
+    elif fmt is Format.csv:
+        print_csv([o.as_dict() for o in offers])
+    else:
+        _print_table(offers, limit)
+
+
+def _print_table(offers: list[Offer], limit: int) -> None:
+    rows = [
+        (
+            o.cloud,
+            o.region,
+            o.instance_type,
+            f"{o.gpus} x {o.accelerator}",
+            f"{o.gpu_memory_gb:g}",
+            f"{o.vcpus:g}",
+            f"{o.memory_gib:g}",
+            o.pricing,
+            f"{o.price_per_hour:.4f}",
+        )
+        for o in offers[:limit]
+    ]
+    title = f"{len(offers)} offers" + (f" (cheapest {limit} shown)" if len(offers) > limit else "")
+    out.print(
+        table(
+            title,
+            [
+                "cloud",
+                "region",
+                "instance",
+                "accelerators",
+                ("GB/GPU", "right"),
+                ("vCPUs", "right"),
+                ("RAM GiB", "right"),
+                "pricing",
+                ("USD/h", "right"),
+            ],
+            rows,
+        )
+    )
+
+
+@catalog_app.command()
+def validate(
+    directory: Annotated[
+        Path | None, typer.Argument(help="Catalog directory (default: bundled).")
+    ] = None,
+    warnings: Annotated[
+        bool, typer.Option("--warnings/--no-warnings", help="Also print warnings.")
+    ] = True,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Check every catalog file; exit 1, one line per problem, when any is broken."""
+    where = directory or default_catalog_dir()
+    problems = validate_catalog(where)
+    errors = [p for p in problems if p.severity == "error"]
+    shown = problems if warnings else errors
+    if fmt is Format.json:
+        print_json(
+            {
+                "directory": str(where),
+                "errors": len(errors),
+                "warnings": len(problems) - len(errors),
+                "problems": [p.as_dict() for p in shown],
+            }
+        )
+    else:
+        for p in shown:
+            typer.echo(str(p))
+        summary = f"{len(errors)} error(s), {len(problems) - len(errors)} warning(s) in {where}"
+        err.print(("[red]" if errors else "[green]") + summary, highlight=False)
+    if errors:
+        raise typer.Exit(1)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["CatalogError", "Problem", "Severity", "display_path"]
+__all__ = ["CatalogError", "Problem", "ProblemsError", "Severity", "WorkloadError", "display_path"]
 
 Severity = Literal["error", "warning"]
 
@@ -50,11 +50,25 @@ class Problem:
         }
 
 
-class CatalogError(Exception):
-    """A catalog could not be loaded; ``problems`` lists every reason with its place."""
+class ProblemsError(Exception):
+    """Input could not be used; ``problems`` lists every reason with its place."""
+
+    what = "the input"
 
     def __init__(self, problems: Iterable[Problem]) -> None:
         self.problems: Sequence[Problem] = tuple(problems)
         lines = [str(p) for p in self.problems]
-        head = f"{len(lines)} problem(s) in the catalog" if len(lines) != 1 else "catalog problem"
+        head = f"{len(lines)} problem(s) in {self.what}"
         super().__init__(head + ":\n" + "\n".join(f"  {line}" for line in lines))
+
+
+class CatalogError(ProblemsError):
+    """A catalog could not be loaded."""
+
+    what = "the catalog"
+
+
+class WorkloadError(ProblemsError):
+    """A workload file could not be read or validated."""
+
+    what = "the workload"

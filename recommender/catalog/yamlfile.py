@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from recommender.catalog.problems import CatalogError, Problem, Severity
+from recommender.catalog.problems import CatalogError, Problem, ProblemsError, Severity
 
 __all__ = ["Document", "LineMap", "format_path", "load_document", "parse_yaml"]
 
@@ -92,8 +92,10 @@ def _walk(
             _walk(item, (*path, i), lines, dups, file)
 
 
-def parse_yaml(text: str, file: str) -> tuple[object, LineMap]:
-    """Parse ``text``; raise :class:`CatalogError` naming the line on bad YAML."""
+def parse_yaml(
+    text: str, file: str, error: type[ProblemsError] = CatalogError
+) -> tuple[object, LineMap]:
+    """Parse ``text``; raise ``error`` (a :class:`ProblemsError`) naming the line on bad YAML."""
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
@@ -101,9 +103,9 @@ def parse_yaml(text: str, file: str) -> tuple[object, LineMap]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
-        raise CatalogError([Problem(file, line, "", f"invalid YAML: {exc.problem}")]) from exc
+        raise error([Problem(file, line, "", f"invalid YAML: {exc.problem}")]) from exc
     except yaml.YAMLError as exc:
-        raise CatalogError([Problem(file, None, "", f"invalid YAML: {exc}")]) from exc
+        raise error([Problem(file, None, "", f"invalid YAML: {exc}")]) from exc
     finally:
         loader.dispose()
     lines: dict[PathKey, int] = {}
@@ -111,7 +113,7 @@ def parse_yaml(text: str, file: str) -> tuple[object, LineMap]:
     if node is not None:
         _walk(node, (), lines, dups, file)
     if dups:
-        raise CatalogError(dups)
+        raise error(dups)
     return data, LineMap(file, lines)
 
 
@@ -145,17 +147,23 @@ def validation_problems(exc: ValidationError, lines: LineMap) -> list[Problem]:
     return out
 
 
-def load_document(path: Path, model: type[M], *, display: str | None = None) -> Document[M]:
-    """Load ``path`` as ``model``; every problem is raised at once as a :class:`CatalogError`."""
+def load_document(
+    path: Path,
+    model: type[M],
+    *,
+    display: str | None = None,
+    error: type[ProblemsError] = CatalogError,
+) -> Document[M]:
+    """Load ``path`` as ``model``; every problem is raised at once as ``error``."""
     name = display or str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise CatalogError([Problem(name, None, "", f"cannot read file: {exc.strerror}")]) from exc
-    data, lines = parse_yaml(text, name)
+        raise error([Problem(name, None, "", f"cannot read file: {exc.strerror}")]) from exc
+    data, lines = parse_yaml(text, name, error)
     if not isinstance(data, dict):
-        raise CatalogError([Problem(name, 1, "", "expected a mapping at the top of the file")])
+        raise error([Problem(name, 1, "", "expected a mapping at the top of the file")])
     try:
         return Document(model.model_validate(data), lines)
     except ValidationError as exc:
-        raise CatalogError(validation_problems(exc, lines)) from exc
+        raise error(validation_problems(exc, lines)) from exc

@@ -9,6 +9,7 @@ import typer
 
 from recommender.catalog import Offer, validate_catalog
 from recommender.catalog.loader import default_catalog_dir
+from recommender.catalog.query import select_offers
 from recommender.cli._app import CatalogDirOption, catalog_app, load_catalog_or_exit
 from recommender.cli._output import Format, FormatOption, err, out, print_csv, print_json, table
 
@@ -42,25 +43,20 @@ def list_offers(
 ) -> None:
     """List offers (instance x region x pricing), cheapest first."""
     catalog = load_catalog_or_exit(catalog_dir)
-    accelerators = None
-    if gpu:
-        try:
-            accelerators = [a.id for name in gpu for a in catalog.names.resolve_all(name)]
-        except LookupError as exc:
-            err.print(f"[bold red]error:[/] {exc}", highlight=False)
-            raise typer.Exit(2) from exc
-    table_ = catalog.offers
-    mask = table_.mask(
-        clouds=cloud,
-        regions=region,
-        accelerators=accelerators,
-        min_gpu_memory_gb=min_gpu_memory,
-        max_price=max_price,
-        spot=spot,
-    )
-    index = mask.nonzero()[0]
-    index = index[table_.price[index].argsort(kind="stable")]
-    offers = table_.offers(index)
+    try:
+        index = select_offers(
+            catalog,
+            clouds=cloud,
+            regions=region,
+            gpus=gpu,
+            min_gpu_memory_gb=min_gpu_memory,
+            max_price=max_price,
+            spot=spot,
+        )
+    except LookupError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
+    offers = catalog.offers.offers(index)
     if fmt is Format.json:
         print_json([o.as_dict() for o in offers])
     elif fmt is Format.csv:

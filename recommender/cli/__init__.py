@@ -11,6 +11,7 @@ app = _app.app
 # Each import registers its commands on ``app`` (or on the ``catalog`` group).
 from recommender.cli import accelerators as _accelerators  # noqa: E402,F401
 from recommender.cli import catalog as _catalog  # noqa: E402,F401
+from recommender.cli import catalog_import as _catalog_import  # noqa: E402,F401
 from recommender.cli import demo as _demo  # noqa: E402,F401
 
 

@@ -36,6 +36,10 @@ REGION_PATTERNS: dict[str, re.Pattern[str]] = {
 # A price this many times above (or below 1/this of) the same instance's median across
 # regions is flagged.
 OUTLIER_FACTOR = 2.0
+# Sorted regional prices of one instance that jump by this factor split into two groups
+# (GCP's H100 at 4.20/GPU in some regions and 9.80+ in others); real regional premiums
+# rise gradually (largest jump 1.46x in the shipped data).
+SPLIT_FACTOR = 1.5
 # Memory the cloud reports may differ from the datasheet by this share (GiB vs GB, reserved).
 MEMORY_TOLERANCE = 0.12
 
@@ -235,25 +239,57 @@ def prices_sane(catalog: Catalog) -> Iterator[Problem]:
 
 @_check
 def price_outliers(catalog: Catalog) -> Iterator[Problem]:
+    """A region far from the instance's median, or prices that fall into two groups."""
     for _cloud, doc in _clouds(catalog):
         for path, inst in _instances(doc):
-            values = [p.on_demand for p in inst.prices if p.on_demand is not None]
-            if len(values) < 3:
+            priced = sorted(
+                (p.on_demand, p.region, k) for k, p in enumerate(inst.prices) if p.on_demand
+            )
+            if len(priced) < 3:
                 continue
-            median = statistics.median(values)
-            for k, p in enumerate(inst.prices):
-                od = p.on_demand
-                if od is not None and not (
-                    median / OUTLIER_FACTOR <= od <= median * OUTLIER_FACTOR
-                ):
+            split = _split(priced)
+            if split is not None:
+                yield _split_warning(doc, path, inst.name, priced[:split], priced[split:])
+                continue
+            median = statistics.median(v for v, _, _ in priced)
+            for od, region, k in priced:
+                if not median / OUTLIER_FACTOR <= od <= median * OUTLIER_FACTOR:
                     yield doc.lines.problem(
                         (*path, "prices", k, "on_demand"),
-                        f"{inst.name} costs {od:g}/h in {p.region}, "
+                        f"{inst.name} costs {od:g}/h in {region}, "
                         f"{od / median:.2f}x its median {median:g}/h over "
-                        f"{len(values)} regions",
+                        f"{len(priced)} regions",
                         severity="warning",
                         check="price-outlier",
                     )
+
+
+Priced = list[tuple[float, str, int]]
+
+
+def _split(priced: Priced) -> int | None:
+    """Where sorted prices jump by :data:`SPLIT_FACTOR` between two groups of 2+ regions."""
+    gap, at = max((priced[i + 1][0] / priced[i][0], i + 1) for i in range(len(priced) - 1))
+    if gap < SPLIT_FACTOR or at < 2 or len(priced) - at < 2:
+        return None  # no jump, or a lone region (the median test covers that)
+    return at
+
+
+def _split_warning(
+    doc: Document[CloudCatalog], path: PathKey, name: str, low: Priced, high: Priced
+) -> Problem:
+    def group(g: Priced) -> str:
+        regions = ", ".join(sorted(r for _, r, _ in g))
+        span = f"{g[0][0]:g}" if g[0][0] == g[-1][0] else f"{g[0][0]:g}-{g[-1][0]:g}"
+        return f"{span}/h in {len(g)} regions ({regions})"
+
+    return doc.lines.problem(
+        (*path, "prices"),
+        f"{name} on-demand prices fall into two groups {high[0][0] / low[-1][0]:.2f}x apart: "
+        f"{group(low)} vs {group(high)}; one group is likely mispriced",
+        severity="warning",
+        check="price-outlier",
+    )
 
 
 def _dominates(a: Accelerator, b: Accelerator) -> bool:

@@ -51,14 +51,17 @@ def _names(out_dir: Path) -> AcceleratorNames:
 
 def _print_problems(head: str, problems: Sequence[Problem]) -> None:
     err.print(f"[bold red]error:[/] {head}", highlight=False)
-    for p in problems:
-        err.print(f"  {p}", highlight=False, markup=False)
+    for p in problems:  # one line each, unwrapped, so that they can be grepped
+        err.print(f"  {p}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _run_import(
     directory: Path, clouds: list[str] | None, names: AcceleratorNames, retrieved: dt.date | None
 ) -> ImportResult:
-    steps = sum(len(files) + 1 for files in discover(directory, clouds).values())
+    found = discover(directory, clouds)
+    if not found:  # let the importer say what is missing, without a progress bar
+        return import_skypilot(directory, clouds, names=names)
+    steps = sum(len(files) + 1 for files in found.values())
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -184,7 +187,7 @@ def import_skypilot_command(
     except (SkyPilotFormatError, FileNotFoundError) as exc:
         fail(str(exc), hint="DIR must hold SkyPilot vms.csv files (see --help)")
     except CatalogError as exc:
-        _print_problems("cannot read the catalog metadata:", exc.problems)
+        _print_problems("cannot read the import's inputs:", exc.problems)
         raise typer.Exit(2) from exc
     texts = {c: result.text(c) for c in result.catalogs}
     try:

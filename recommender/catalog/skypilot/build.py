@@ -146,7 +146,7 @@ def build_families(
                 b.skip(
                     "unknown-family",
                     name,
-                    f"{group[0].accelerator or '?'} x {group[0].count or '?'}: add a FamilySpec "
+                    f"{group[0].accelerator or '?'} x {group[0].count or 0:g}: add a FamilySpec "
                     "to recommender/catalog/families.py (and the accelerator to accelerators.yaml)",
                 )
             continue  # a CPU-only instance type

@@ -72,10 +72,10 @@ class RowCleaner:
             self._add("empty-spot", row, "no spot price")
         if price is not None and spot is not None and not host_zero:
             if abs(spot - price) <= SPOT_ROUNDING:
-                self._add("spot-placeholder", row, f"spot {spot:g} = on-demand {price:g}")
+                self._add("spot-placeholder", row, f"spot {spot} = on-demand {price}")
                 spot = None
             elif spot > price:
-                self._add("spot-above-on-demand", row, f"spot {spot:g} > on-demand {price:g}")
+                self._add("spot-above-on-demand", row, f"spot {spot} > on-demand {price}")
                 spot = None
         if (price, spot) == (row.price, row.spot):
             return row

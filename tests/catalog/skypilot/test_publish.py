@@ -20,8 +20,12 @@ def test_publish_writes_files_that_load(imported: ImportResult, out_dir: Path) -
     assert all(w.changed for w in published.written)
     catalog = load_catalog(out_dir)
     assert set(catalog.clouds) == {"aws", "azure", "gcp"}
-    # The H100 split (4.20 vs 9.80 per GPU) survives the import as a warning.
-    assert any(w.check == "price-outlier" for w in published.warnings)
+    # The H100 split (4.20 vs 9.80 per GPU) survives the import as a warning naming both groups.
+    (split,) = [w for w in published.warnings if w.check == "price-outlier"]
+    assert "a3-highgpu-1g on-demand prices fall into two groups" in split.message
+    assert "(asia-northeast1, us-central1) vs" in split.message
+    assert "(europe-west4, us-east4)" in split.message
+    assert split.field == "families[2].instances[0].prices" and split.line
     assert {Path(w.file).resolve().parent for w in published.warnings} == {out_dir.resolve()}
     again = publish(_texts(imported), out_dir)
     assert not any(w.changed for w in again.written)

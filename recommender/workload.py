@@ -45,30 +45,53 @@ class TransformerArch(_Model):
     """A transformer described by shape; parameters and FLOPs are derived from it.
 
     FLOPs per token follow Kaplan et al. (2020), "Scaling Laws for Neural Language Models",
-    Table 1: forward = 2N + 2 n_layer n_ctx d_model, with N = 12 n_layer d_model^2 the
-    non-embedding parameters (d_ff = 4 d_model); a training step (forward + backward) is 3x.
+    Table 1: forward = 2N + attention, with N the non-embedding parameters a token passes
+    through (12 n_layer d_model^2 for d_ff = 4 d_model); a training step
+    (forward + backward) is 3x the forward. ``encoder-decoder`` has ``layers`` in each stack,
+    the decoder's layers adding cross-attention. Mixture-of-experts FFNs (``experts`` > 1,
+    top-1 routing as in Switch Transformers) multiply the FFN parameters but not the FLOPs.
     """
 
     layers: PositiveInt
     hidden_size: PositiveInt
     sequence_length: PositiveInt
     vocab_size: Annotated[int, Field(ge=0)] = 0
+    heads: PositiveInt | None = Field(default=None, description="Default: hidden_size / 64.")
     ffn_multiplier: Positive = 4.0
+    experts: PositiveInt = 1
     kind: Literal["decoder", "encoder", "encoder-decoder"] = "decoder"
 
     @property
+    def stacks(self) -> int:
+        return 2 if self.kind == "encoder-decoder" else 1
+
+    def _layer_parameters(self, experts: int) -> float:
+        d, f = float(self.hidden_size), self.ffn_multiplier
+        attention = 4.0 * d * d
+        ffn = 2.0 * f * d * d * experts
+        per_stack = float(self.layers) * (attention + ffn)
+        if self.kind == "encoder-decoder":
+            per_stack += float(self.layers) * (attention + attention + ffn)  # decoder + cross
+        return per_stack
+
+    @property
     def non_embedding_parameters(self) -> float:
-        d = self.hidden_size
-        return float(self.layers) * (4 + 2 * self.ffn_multiplier) * d * d
+        return self._layer_parameters(self.experts)
 
     @property
     def parameters(self) -> float:
         return self.non_embedding_parameters + float(self.vocab_size) * self.hidden_size
 
+    def attention_flops_per_token(self) -> float:
+        """Score (Q K^T) and value (A V) products: 4 n_ctx d_model per layer, the whole
+        matrix as eager attention computes it (Kaplan's table counts 2 n_ctx d_attn)."""
+        layers = self.layers * (3 if self.kind == "encoder-decoder" else 1)  # + cross-attn
+        return 4.0 * layers * self.sequence_length * self.hidden_size
+
     def forward_flops_per_token(self) -> float:
-        attention = 2.0 * self.layers * self.sequence_length * self.hidden_size
+        active = self._layer_parameters(1)
         logits = 2.0 * self.vocab_size * self.hidden_size
-        return 2.0 * self.non_embedding_parameters + attention + logits
+        return 2.0 * active + self.attention_flops_per_token() + logits
 
     def forward_flops_per_sequence(self) -> float:
         return self.forward_flops_per_token() * self.sequence_length
@@ -90,6 +113,16 @@ class ModelSpec(_Model):
     memory_bytes_per_sample: Positive | None = Field(
         default=None,
         description="Device-memory traffic per sample (bytes read + written), when known.",
+    )
+    execution: Literal["eager", "compiled"] = Field(
+        default="eager",
+        description="eager PyTorch, or compiled/fused kernels (torch.compile, TensorRT).",
+    )
+    kernels_per_forward: PositiveInt | None = Field(
+        default=None, description="GPU kernels one forward pass launches, when known."
+    )
+    optimizer_step: bool = Field(
+        default=True, description="Training steps include an optimizer (Adam) update."
     )
 
     @model_validator(mode="after")
@@ -116,6 +149,11 @@ class DataSpec(_Model):
     epochs: Positive = 1.0
     bytes_per_sample: NonNegative = 0.0
     decode_cpu_seconds_per_sample: NonNegative = 0.0
+    device_bytes_per_sample: NonNegative | None = Field(
+        default=None,
+        description="Bytes copied to the accelerator per sample (decoded tensors); "
+        "default bytes_per_sample.",
+    )
     source: Literal["local-disk", "network", "memory"] = "local-disk"
     read_gbps: Positive | None = Field(
         default=None, description="Storage/network read bandwidth available, GB/s (measured)."

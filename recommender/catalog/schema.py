@@ -90,6 +90,7 @@ class Accelerator(_Strict):
     nvidia_smi_names: list[str] = Field(default_factory=list)
     aliases: list[str] = Field(default_factory=list)
     architecture: str
+    chip: str | None = Field(default=None, description="The die, e.g. GA100; ties variants.")
     form_factor: Literal["sxm", "pcie", "oam", "module", "chip"]
     memory_gb: PositiveFloat
     memory_bandwidth_gbs: PositiveFloat

@@ -10,6 +10,7 @@ import csv
 import enum
 import io
 import json
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, NoReturn
 
@@ -28,7 +29,8 @@ __all__ = [
     "table",
 ]
 
-out = Console(soft_wrap=True)
+# Piped output is not squeezed to 80 columns: tables keep their width for logs and files.
+out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 err = Console(stderr=True)
 
 

@@ -1,0 +1,186 @@
+"""``recommender recommend`` and ``recommender predict``: the scoring engine on the command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from recommender.catalog import UnknownAcceleratorError
+from recommender.catalog.problems import WorkloadError
+from recommender.cli._app import CatalogDirOption, app, load_catalog_or_exit
+from recommender.cli._output import Format, FormatOption, err, fail, out, print_json, table
+from recommender.profile import Profile
+from recommender.scoring import Prediction, Recommendation, predict, recommend
+from recommender.scoring.results import Objective
+from recommender.workload import Workload, load_workload
+
+__all__ = ["predict_command", "recommend_command"]
+
+WorkloadArg = Annotated[Path, typer.Argument(help="Workload file (YAML or JSON).")]
+ProfileOption = Annotated[
+    Path | None,
+    typer.Option("--profile", help="A probe profile JSON to calibrate with (`recommender probe`)."),
+]
+
+
+def _workload(path: Path) -> Workload:
+    try:
+        return load_workload(path)
+    except WorkloadError as exc:
+        err.print(f"[bold red]error:[/] invalid workload {path}:", highlight=False)
+        for problem in exc.problems:
+            err.print(f"  {problem}", highlight=False, markup=False)
+        raise typer.Exit(2) from exc
+
+
+def _profile(path: Path | None) -> Profile | None:
+    if path is None:
+        return None
+    try:
+        return Profile.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        fail(f"cannot read profile {path}: {exc.strerror}")
+    except ValidationError as exc:
+        fail(
+            f"{path} is not a probe profile: {exc.errors()[0]['msg']} at "
+            f"{'.'.join(str(p) for p in exc.errors()[0]['loc'])}"
+        )
+
+
+@app.command("recommend")
+def recommend_command(
+    workload: WorkloadArg,
+    objective: Annotated[
+        Objective, typer.Option(help="cheapest, fastest or balanced.")
+    ] = "balanced",
+    top: Annotated[int, typer.Option(min=1, max=50, help="How many picks.")] = 5,
+    profile: ProfileOption = None,
+    fmt: FormatOption = Format.table,
+    catalog_dir: CatalogDirOption = None,
+) -> None:
+    """Rank every offer for WORKLOAD: predicted time, cost, and why."""
+    w = _workload(workload)
+    catalog = load_catalog_or_exit(catalog_dir)
+    try:
+        result = recommend(
+            w, catalog=catalog, objective=objective, top=top, profile=_profile(profile)
+        )
+    except (UnknownAcceleratorError, ValueError) as exc:
+        fail(str(exc))
+    if fmt is Format.json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        _print_recommendation(result)
+
+
+def _print_recommendation(r: Recommendation) -> None:
+    training = r.workload_class in ("training", "large-scale-training")
+    rows = []
+    for p in r.picks:
+        time = (
+            f"{p.predicted.total_hours:.2f} h"
+            if training and p.predicted.total_hours
+            else f"{p.predicted.p95_latency_ms or 0:.0f} ms p95"
+        )
+        cost = p.cost.total_usd if p.cost.total_usd is not None else p.cost.per_million_usd
+        where = p.region or "-"
+        rows.append(
+            (
+                p.rank,
+                p.cloud,
+                where,
+                p.instance_type,
+                f"{p.gpus} x {p.accelerator}",
+                p.pricing,
+                f"{p.price_per_hour:.3f}",
+                f"{p.predicted.throughput:.4g}",
+                time,
+                f"${cost:,.2f}" if cost is not None else "-",
+                p.predicted.bottleneck,
+            )
+        )
+    title = (
+        f"{r.workload} ({r.workload_class}, {r.objective}): {r.offers_feasible} of "
+        f"{r.offers_considered} offers feasible"
+    )
+    out.print(
+        table(
+            title,
+            [
+                ("#", "right"),
+                "cloud",
+                "region",
+                "instance",
+                "accelerators",
+                "pricing",
+                ("USD/h", "right"),
+                ("throughput", "right"),
+                ("time", "right"),
+                ("cost", "right"),
+                "bound",
+            ],
+            rows,
+        )
+    )
+    for p in r.picks[:3]:
+        out.print(f"[bold]#{p.rank} {p.instance_type}[/]: " + "; ".join(p.why), highlight=False)
+    if r.excluded:
+        out.print(
+            "Ruled out: " + ", ".join(f"{n} {k}" for k, n in r.excluded.items()), highlight=False
+        )
+    for line in r.advice:
+        out.print(f"[yellow]advice:[/] {line}", highlight=False)
+
+
+@app.command("predict")
+def predict_command(
+    workload: WorkloadArg,
+    accelerator: Annotated[str, typer.Option("--accelerator", "-a", help="Any spelling.")],
+    gpus: Annotated[int, typer.Option(min=1, max=64, help="GPUs in the instance.")] = 1,
+    profile: ProfileOption = None,
+    fmt: FormatOption = Format.table,
+    catalog_dir: CatalogDirOption = None,
+) -> None:
+    """Predict WORKLOAD on GPUS x ACCELERATOR: throughput, step time, bottleneck, memory fit."""
+    w = _workload(workload)
+    catalog = load_catalog_or_exit(catalog_dir)
+    try:
+        result = predict(w, accelerator, gpus, catalog=catalog, profile=_profile(profile))
+    except (UnknownAcceleratorError, ValueError) as exc:
+        fail(str(exc))
+    if fmt is Format.json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        _print_prediction(result)
+
+
+def _print_prediction(p: Prediction) -> None:
+    b = p.breakdown
+    rows = [
+        ("throughput", f"{p.throughput:.4g} /s"),
+        ("step time", f"{p.step_time_s * 1e3:.3g} ms"),
+        ("bottleneck", p.bottleneck),
+        ("utilisation", f"{p.utilization:.0%}"),
+        (
+            "fits in memory",
+            f"{'yes' if p.fits_in_memory else 'NO'} ({p.memory.needed_gb:g} of "
+            f"{p.memory.available_gb:g} GB per GPU)",
+        ),
+        ("compute / memory", f"{b.compute_s * 1e3:.3g} / {b.memory_s * 1e3:.3g} ms"),
+        ("input / host copy", f"{b.input_pipeline_s * 1e3:.3g} / {b.host_transfer_s * 1e3:.3g} ms"),
+        ("interconnect", f"{b.interconnect_s * 1e3:.3g} ms"),
+    ]
+    if p.tokens_per_s is not None:
+        rows.insert(1, ("tokens/s", f"{p.tokens_per_s:.4g}"))
+    if p.gpus > 1:
+        rows.append(("scaling efficiency", f"{p.scaling_efficiency:.0%}"))
+    out.print(table(f"{p.gpus} x {p.accelerator}", ["", ""], rows))
+    for remedy in p.memory.remedies:
+        out.print(f"[yellow]to fit:[/] {remedy}", highlight=False)
+    for note in p.notes:
+        out.print(f"[dim]note:[/] {note}", highlight=False)
+    if p.calibrated_from:
+        out.print(f"[dim]calibrated from {p.calibrated_from}[/]", highlight=False)

@@ -1,0 +1,122 @@
+"""Achievable (not datasheet) efficiency per accelerator, and the demand-model constants.
+
+Datasheet rooflines are 20-50 % optimistic, worst on power-limited cards (T4, L4). The
+predictor multiplies each peak by an efficiency looked up along a chain from the most to the
+least specific key: the accelerator id, ``chip-form`` (e.g. ``GA100-pcie``), the chip, the
+architecture, then ``*``. Precisions fall in two classes: ``simt`` (fp32 on CUDA cores) and
+``tensor`` (tf32, bf16, fp16, fp8, int8 on matrix units).
+
+Two files ship next to this module: ``priors.json`` (set by hand, with the reasoning in its
+notes) and ``calibration.json``, the priors refined on the published throughput development
+set by :mod:`recommender.scoring.calibrate` (regenerate with ``benchmarks/accuracy.py
+--write``). Cross-validation starts from the priors, never from the fitted file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+from recommender.catalog.schema import Accelerator, Precision
+
+__all__ = [
+    "Calibration",
+    "PrecisionClass",
+    "default_calibration",
+    "precision_class",
+    "prior_calibration",
+]
+
+PrecisionClass = Literal["simt", "tensor"]
+Execution = Literal["eager", "compiled"]
+
+
+def precision_class(precision: Precision) -> PrecisionClass:
+    return "simt" if precision == "fp32" else "tensor"
+
+
+def efficiency_keys(acc: Accelerator) -> list[str]:
+    """Lookup chain for ``acc``, most specific first."""
+    keys = [acc.id]
+    if acc.chip:
+        keys += [f"{acc.chip}-{acc.form_factor}", acc.chip]
+    return [*keys, acc.architecture, "*"]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Efficiencies and demand constants; immutable, cheap to copy with overrides."""
+
+    compute: dict[str, float]  # "<key>:<class>" -> achievable fraction of dense peak
+    memory: dict[str, float]  # "<key>" -> achievable fraction of datasheet bandwidth
+    transformer_passes: dict[str, float]  # activation passes per layer-token-channel
+    attention_passes: dict[str, float]  # passes over the attention score matrix
+    cnn_passes: dict[str, float]  # passes over each activation element
+    kernel_gpu_s: float  # device time per kernel beyond its roofline (launch, tail)
+    kernel_cpu_s: dict[str, float]  # host time to issue one kernel (eager Python, compiled)
+    attention_gemm_efficiency: float = 0.6  # attention's batched head-dim GEMMs vs big GEMMs
+    host_link_efficiency: float = 0.8  # pinned H2D achieved / PCIe per-direction spec
+    interconnect_efficiency: float = 0.7  # all-reduce bus bandwidth / link spec
+    comm_overlap: float = 0.6  # share of gradient all-reduce hidden behind backward
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def compute_efficiency(self, acc: Accelerator, precision: Precision) -> float:
+        cls = precision_class(precision)
+        for key in efficiency_keys(acc):
+            value = self.compute.get(f"{key}:{cls}")
+            if value is not None:
+                return value
+        raise KeyError(f"calibration has no '*:{cls}' default")
+
+    def memory_efficiency(self, acc: Accelerator) -> float:
+        for key in efficiency_keys(acc):
+            value = self.memory.get(key)
+            if value is not None:
+                return value
+        raise KeyError("calibration has no '*' memory default")
+
+    def with_values(self, **changes: Any) -> Calibration:
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "compute": dict(sorted(self.compute.items())),
+            "memory": dict(sorted(self.memory.items())),
+            "transformer_passes": self.transformer_passes,
+            "attention_passes": self.attention_passes,
+            "cnn_passes": self.cnn_passes,
+            "kernel_gpu_s": self.kernel_gpu_s,
+            "kernel_cpu_s": self.kernel_cpu_s,
+            "attention_gemm_efficiency": self.attention_gemm_efficiency,
+            "host_link_efficiency": self.host_link_efficiency,
+            "interconnect_efficiency": self.interconnect_efficiency,
+            "comm_overlap": self.comm_overlap,
+            "notes": self.notes,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Calibration:
+        return cls(**data)
+
+
+def _load(name: str) -> Calibration:
+    text = resources.files("recommender.scoring").joinpath(name).read_text(encoding="utf-8")
+    return Calibration.from_json(json.loads(text))
+
+
+@cache
+def prior_calibration() -> Calibration:
+    """The hand-set priors (``priors.json``): the starting point of every fit."""
+    return _load("priors.json")
+
+
+@cache
+def default_calibration() -> Calibration:
+    """The shipped calibration (``calibration.json``, fitted), else the priors."""
+    try:
+        return _load("calibration.json")
+    except FileNotFoundError:
+        return prior_calibration()

@@ -1,0 +1,83 @@
+"""The two public entry points: ``predict`` (one accelerator) and ``recommend`` (every offer).
+
+Both are pure computation over a loaded catalog: no I/O, no web, no database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from recommender.catalog import Catalog, load_catalog
+from recommender.catalog.offers import OffersTable
+from recommender.profile import Profile
+from recommender.scoring.baseline import Calibrated, baseline_scale
+from recommender.scoring.calibration import Calibration, default_calibration
+from recommender.scoring.demand import Demand, demand_of
+from recommender.scoring.hardware import Capabilities, capabilities
+from recommender.scoring.memory import Footprint, footprint
+from recommender.scoring.predict import Predictions, Rows, predict_rows
+from recommender.workload import Workload
+
+__all__ = ["Context", "context", "offer_rows", "typical_host"]
+
+DEFAULT_VCPUS_PER_GPU = 12.0
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything about one request that does not depend on the offer."""
+
+    workload: Workload
+    catalog: Catalog
+    calibration: Calibration
+    demand: Demand
+    footprint: Footprint
+    caps: Capabilities
+    calibrated: Calibrated
+
+    def predict(self, rows: Rows) -> Predictions:
+        return predict_rows(
+            self.workload,
+            self.demand,
+            self.footprint,
+            self.caps,
+            rows,
+            self.calibration,
+            self.calibrated.scale,
+        )
+
+
+def context(
+    w: Workload,
+    catalog: Catalog | None = None,
+    profile: Profile | None = None,
+    calibration: Calibration | None = None,
+) -> Context:
+    catalog = catalog or load_catalog()
+    cal = calibration or default_calibration()
+    d = demand_of(w, cal)
+    fp = footprint(w)
+    caps = capabilities(catalog.accelerators, w.precision, cal)
+    calibrated = baseline_scale(w, d, fp, caps, catalog, cal, profile)
+    return Context(w, catalog, cal, d, fp, caps, calibrated)
+
+
+def offer_rows(t: OffersTable) -> Rows:
+    return Rows(
+        acc=t.acc, gpus=t.gpus.astype(np.float64), vcpus=t.vcpus, local_disk_gb=t.local_disk_gb
+    )
+
+
+def typical_host(t: OffersTable, acc_index: int, gpus: int) -> tuple[float, float, str]:
+    """(vCPUs, local disk GB, description) of the catalog's instances with this GPU set."""
+    rows = np.flatnonzero((t.acc == acc_index) & (t.gpus == gpus))
+    if len(rows) == 0:
+        v = DEFAULT_VCPUS_PER_GPU * gpus
+        return v, 0.0, f"a host with {v:g} vCPUs and network storage (no catalog instance)"
+    vcpus = float(np.median(t.vcpus[rows]))
+    disk = float(np.median(t.local_disk_gb[rows]))
+    kind: Literal["local NVMe", "network storage"] = "local NVMe" if disk > 0 else "network storage"
+    return vcpus, disk, f"a typical host for it: {vcpus:g} vCPUs, {kind}"

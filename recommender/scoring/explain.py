@@ -1,0 +1,91 @@
+"""Explanations and advice: why each pick won, what limits it, what to change.
+
+The advice covers the cases that dominate real bills (DESIGN.md): transfer-bound workloads
+on bigger GPUs (the fix is the input pipeline, not the hardware), compute-bound workloads on
+the wrong accelerator (mixed precision, fusion, newer tensor cores), and models that do not
+fit (the memory remedies).
+"""
+
+from __future__ import annotations
+
+from recommender.scoring.predict import BOTTLENECKS
+from recommender.workload import Workload
+
+__all__ = ["BOTTLENECK_ADVICE", "bottleneck_advice", "limit_text"]
+
+TRANSFER_BOUND = ("input-pipeline", "host-transfer")
+
+BOTTLENECK_ADVICE: dict[str, list[str]] = {
+    "input-pipeline": [
+        "Transfer-bound: the GPU waits for data, so more or faster GPUs will not help; "
+        "fix the input pipeline first.",
+        "Add DataLoader workers (num_workers ~ vCPUs minus one per GPU) and prefetching "
+        "(prefetch_factor, persistent_workers=True).",
+        "Cache the dataset on local NVMe or in RAM after the first epoch instead of re-reading "
+        "network storage.",
+        "Store samples in sequential shards (WebDataset, Parquet, TFRecord) rather than many "
+        "small files; pre-resize images offline.",
+        "Move decode and augmentation to the GPU (NVIDIA DALI, torchvision.io.decode_jpeg on "
+        "device) to free the CPUs.",
+    ],
+    "host-transfer": [
+        "Transfer-bound on the host-to-device copy: more GPUs will not help.",
+        "Use pinned memory (pin_memory=True) with non_blocking copies, overlapped with compute.",
+        "Send compact tensors (uint8 images, token ids) and convert/normalise on the GPU.",
+    ],
+    "compute": [
+        "Compute-bound: the accelerator is the limit, so faster tensor cores or more GPUs "
+        "scale it.",
+    ],
+    "memory-bandwidth": [
+        "Memory-bandwidth-bound: larger batches raise arithmetic intensity; fused kernels "
+        "(torch.compile, FlashAttention) cut memory passes; HBM GPUs (A100/H100/H200) have "
+        "3-10x the bandwidth of GDDR cards.",
+    ],
+    "interconnect": [
+        "Interconnect-bound: gradient all-reduce dominates; prefer NVLink instances, larger "
+        "per-GPU batches or gradient accumulation (fewer synchronisations).",
+    ],
+}
+
+
+def bottleneck_advice(w: Workload, bottleneck: str, utilization: float) -> list[str]:
+    """Advice for the workload given the bottleneck of its best placement."""
+    out = list(BOTTLENECK_ADVICE[bottleneck])
+    if bottleneck in TRANSFER_BOUND:
+        out[0] += f" (predicted GPU busy ~{utilization:.0%} of each step)"
+    if bottleneck == "compute":
+        if w.precision in ("fp32", "tf32"):
+            out.append(
+                "Use mixed precision (bf16 autocast): tensor cores run 2-16x the fp32 "
+                "rate and activations take half the memory."
+            )
+        if w.model.execution == "eager":
+            out.append(
+                "Fuse kernels with torch.compile (or TensorRT for inference) to cut "
+                "launch overhead and memory passes."
+            )
+        if w.kind == "inference" and w.precision in ("bf16", "fp16"):
+            out.append(
+                "Quantise to fp8 or int8 where accuracy allows: twice the tensor "
+                "throughput on Hopper, Ada and newer."
+            )
+    if bottleneck == "memory-bandwidth" and w.model.execution == "eager":
+        out.append("Run compiled (torch.compile) to fuse element-wise kernels.")
+    return out
+
+
+def limit_text(bottleneck_index: int, utilization: float, gpus: int) -> str:
+    name = BOTTLENECKS[bottleneck_index]
+    if name in TRANSFER_BOUND:
+        what = "the input pipeline" if name == "input-pipeline" else "the host-to-device copy"
+        return (
+            f"transfer-bound: {what} sets the step; the GPU{'s are' if gpus > 1 else ' is'} "
+            f"busy {utilization:.0%} of the time"
+        )
+    labels = {
+        "compute": "compute-bound",
+        "memory-bandwidth": "memory-bandwidth-bound",
+        "interconnect": "interconnect-bound (gradient all-reduce)",
+    }
+    return f"{labels[name]}: GPU busy {utilization:.0%} of each step"

@@ -1,0 +1,227 @@
+"""Turning ranked rows into picks: predicted figures, costs, reasons, alternatives, advice."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from recommender.catalog.offers import OffersTable
+from recommender.scoring.cost import Costs
+from recommender.scoring.engine import Context
+from recommender.scoring.explain import bottleneck_advice, limit_text
+from recommender.scoring.memory import GB, remedies, usable_bytes
+from recommender.scoring.predict import BOTTLENECKS, Predictions
+from recommender.scoring.rank import Ranking, config_keys
+from recommender.scoring.results import Alternative, Cost, Objective, Pick, Predicted
+
+__all__ = ["VENDOR_CAVEATS", "build_pick", "general_advice"]
+
+VENDOR_CAVEATS = {
+    "aws": "Inferentia/Trainium run models compiled with the AWS Neuron SDK (torch-neuronx); "
+    "check that every operator of the model is supported",
+    "amd": "AMD Instinct runs PyTorch on ROCm: use ROCm builds of PyTorch and of any custom "
+    "kernels (FlashAttention, bitsandbytes)",
+}
+
+
+def _f(x: float) -> float | None:
+    return None if not np.isfinite(x) else round(float(x), 6)
+
+
+def _money(x: float) -> str:
+    return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}"
+
+
+def _objective_reason(ctx: Context, row: int, r: Ranking, objective: Objective) -> str:
+    w = ctx.workload
+    cost, time = float(r.cost[row]), float(r.time[row])
+    what = (
+        "job"
+        if w.kind == "training"
+        else "month"
+        if w.targets.requests_per_s or w.targets.tokens_per_s
+        else "million " + ("tokens" if w.is_llm_serving else "requests")
+    )
+    time_s = f"{time:.1f} h" if w.kind == "training" else f"p95 ~{time * 1e3:.0f} ms"
+    others = [p for p in r.picks if p != row]
+    head = {"cheapest": "lowest cost", "fastest": "fastest", "balanced": "best cost x time"}
+    text = f"{head[objective]}: {_money(cost)} per {what}, {time_s}"
+    if others and r.picks[0] == row:
+        nxt = others[0]
+        text += (
+            f" (next best: {_money(float(r.cost[nxt]))}, "
+            f"{float(r.time[nxt]) / max(time, 1e-12):.2f}x the time)"
+        )
+    elif r.picks and r.picks[0] != row:
+        best = r.picks[0]
+        text += (
+            f" ({cost / max(float(r.cost[best]), 1e-12):.2f}x the cost and "
+            f"{time / max(float(r.time[best]), 1e-12):.2f}x the time of #1)"
+        )
+    return text
+
+
+def _why(
+    ctx: Context,
+    row: int,
+    t: OffersTable,
+    p: Predictions,
+    c: Costs,
+    r: Ranking,
+    objective: Objective,
+) -> list[str]:
+    w = ctx.workload
+    acc = t.accelerators[int(t.acc[row])]
+    gpus = int(t.gpus[row])
+    unit = "requests/s" if w.kind != "training" else "samples/s"
+    why = [_objective_reason(ctx, row, r, objective)]
+    thr = f"{float(p.throughput[row]):.4g} {unit} per instance on {gpus} x {acc.id}"
+    if p.tokens_per_s is not None:
+        thr += f" ({float(p.tokens_per_s[row]):.4g} tokens/s)"
+    why.append("predicted " + thr)
+    need, room = float(p.need_bytes[row]), usable_bytes(acc.memory_gb)
+    shards = int(p.shards[row])
+    fit = f"fits: {need / GB:.1f} of {room / GB:.1f} GB usable per GPU"
+    if shards > 1:
+        fit += f", sharded over {shards} GPUs ({'FSDP' if w.kind == 'training' else 'TP'})"
+    why.append(fit)
+    if gpus > 1 and w.kind == "training":
+        link = "NVLink" if acc.nvlink_gbs else "PCIe"
+        why.append(
+            f"{gpus}-GPU scaling efficiency {float(p.scaling_efficiency[row]):.0%} over {link}"
+        )
+    if c.replicas[row] > 1:
+        why.append(f"{int(c.replicas[row])} instances reach the target rate")
+    if ctx.calibrated.source:
+        why.append("calibrated with your " + ctx.calibrated.source)
+    if row in r.pareto:
+        why.append("on the cost/time Pareto frontier")
+    return why
+
+
+def _alternatives(row: int, t: OffersTable, c: Costs, r: Ranking) -> list[Alternative]:
+    keys = config_keys(t)
+    same = np.flatnonzero((keys == keys[row]) & r.feasible)
+    out: list[Alternative] = []
+    variant = same[(t.region[same] == t.region[row]) & (t.spot[same] != t.spot[row])]
+    for v in variant[:1]:
+        rel = "spot-variant" if t.spot[v] else "on-demand-variant"
+        out.append(_alt(rel, int(v), t, c, r))
+    others = same[(t.region[same] != t.region[row]) & (t.spot[same] == t.spot[row])]
+    for o in others[np.argsort(r.cost[others], kind="stable")][:2]:
+        out.append(_alt("other-region", int(o), t, c, r))
+    return out
+
+
+def _alt(relation: str, row: int, t: OffersTable, c: Costs, r: Ranking) -> Alternative:
+    o = t.offer(row)
+    total = _f(float(c.total_usd[row]))
+    return Alternative(
+        relation=relation,
+        cloud=o.cloud,
+        region=o.region,
+        pricing=o.pricing,
+        price_per_hour=o.price_per_hour,
+        total_usd=total,
+    )
+
+
+def build_pick(
+    rank_no: int,
+    row: int,
+    ctx: Context,
+    t: OffersTable,
+    p: Predictions,
+    c: Costs,
+    r: Ranking,
+    objective: Objective,
+) -> Pick:
+    o = t.offer(row)
+    w = ctx.workload
+    limits = [limit_text(int(p.bottleneck[row]), float(p.utilization[row]), o.gpus)]
+    vendor = t.accelerators[int(t.acc[row])].vendor
+    if vendor in VENDOR_CAVEATS:
+        limits.append(VENDOR_CAVEATS[vendor])
+    if o.pricing == "spot":
+        limits.append(
+            "spot capacity can be reclaimed at any time: checkpoint often (the "
+            "hours include 10 % for restarts)"
+            if w.kind == "training"
+            else "spot capacity can be reclaimed: keep on-demand replicas for the base load"
+        )
+    latency = float(r.time[row]) * 1e3 if w.kind != "training" else None
+    return Pick(
+        rank=rank_no,
+        cloud=o.cloud,
+        region=o.region,
+        instance_type=o.instance_type,
+        accelerator=o.accelerator,
+        gpus=o.gpus,
+        pricing=o.pricing,
+        price_per_hour=o.price_per_hour,
+        predicted=Predicted(
+            throughput=float(p.throughput[row]),
+            step_time_s=float(p.step_s[row]),
+            total_hours=_f(float(c.hours[row])),
+            bottleneck=BOTTLENECKS[int(p.bottleneck[row])],
+            utilization=round(float(p.utilization[row]), 4),
+            fits_in_memory=bool(p.fits[row]),
+            tokens_per_s=_f(float(p.tokens_per_s[row])) if p.tokens_per_s is not None else None,
+            p95_latency_ms=_f(latency) if latency is not None else None,
+            scaling_efficiency=round(float(p.scaling_efficiency[row]), 4),
+        ),
+        cost=Cost(
+            total_usd=_f(float(c.total_usd[row])),
+            per_hour_usd=round(o.price_per_hour * float(c.replicas[row]), 6),
+            replicas=int(c.replicas[row]),
+            monthly_usd=_f(float(c.monthly_usd[row])),
+            per_million_usd=_f(float(c.per_million_usd[row])),
+            per_million_unit=c.per_million_unit,
+        ),
+        why=_why(ctx, row, t, p, c, r, objective),
+        limits=limits,
+        alternatives=_alternatives(row, t, c, r),
+        pareto_optimal=row in r.pareto,
+    )
+
+
+def _memory_advice(ctx: Context, t: OffersTable, p: Predictions) -> list[str]:
+    """Remedies for the biggest GPU on offer that still cannot hold the workload alone."""
+    w = ctx.workload
+    misfit = np.flatnonzero(~p.fits)
+    if len(misfit) == 0:
+        return []
+    gpu_mem = t.gpu_memory_gb[misfit]
+    worst = int(misfit[int(np.argmax(gpu_mem))])
+    acc = t.accelerators[int(t.acc[worst])]
+    need = ctx.footprint.per_gpu(1)
+    parts = ", ".join(f"{k} {v:g} GB" for k, v in ctx.footprint.components_gb().items())
+    head = (
+        f"Does not fit on a single {acc.id} ({acc.memory_gb:g} GB): needs "
+        f"{need / GB:.1f} GB per GPU ({parts})."
+    )
+    bigger = [(a.id, a.memory_gb) for a in ctx.catalog.accelerators]
+    return [head, *remedies(w, ctx.footprint, acc.memory_gb, bigger)]
+
+
+def general_advice(
+    ctx: Context, t: OffersTable, p: Predictions, r: Ranking, picks: list[Pick]
+) -> list[str]:
+    advice: list[str] = []
+    if picks:
+        best = picks[0]
+        row = r.picks[0]
+        advice += bottleneck_advice(
+            ctx.workload, best.predicted.bottleneck, float(p.utilization[row])
+        )
+    else:
+        reasons = ", ".join(f"{n} {k}" for k, n in r.excluded.items())
+        advice.append(f"No offer meets every constraint and target ({reasons}); relax one.")
+    if not picks or np.count_nonzero(~p.fits) > 0.5 * len(t):
+        advice += _memory_advice(ctx, t, p)
+    advice += list(ctx.calibrated.notes)
+    if ctx.calibrated.source is None and ctx.workload.kind != "edge":
+        advice.append(
+            "Predictions use spec sheets and calibrated efficiencies; a baseline "
+            "measurement (`baseline:` or `recommender probe`) makes them sharper."
+        )
+    return advice

@@ -1,0 +1,95 @@
+"""``predict(workload, accelerator, gpus)``: one workload on one accelerator x count."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from recommender.catalog import Catalog
+from recommender.profile import Profile
+from recommender.scoring.calibration import Calibration
+from recommender.scoring.engine import context, typical_host
+from recommender.scoring.explain import limit_text
+from recommender.scoring.memory import GB, remedies, usable_bytes
+from recommender.scoring.predict import BOTTLENECKS, Rows
+from recommender.scoring.results import Breakdown, MemoryFit, Prediction
+from recommender.workload import Workload
+
+__all__ = ["predict"]
+
+
+def predict(
+    workload: Workload,
+    accelerator: str,
+    gpus: int = 1,
+    *,
+    catalog: Catalog | None = None,
+    profile: Profile | None = None,
+    calibration: Calibration | None = None,
+) -> Prediction:
+    """Predict ``workload`` on ``gpus`` x ``accelerator`` (any spelling of its name).
+
+    Raises :class:`~recommender.catalog.UnknownAcceleratorError` for an unknown name and
+    ``ValueError`` for a GPU count below one.
+    """
+    if gpus < 1:
+        raise ValueError(f"gpus must be >= 1 (got {gpus})")
+    ctx = context(workload, catalog, profile, calibration)
+    acc = ctx.catalog.accelerator(accelerator)
+    index = ctx.catalog.accelerators.index(acc)
+    vcpus, disk, host = typical_host(ctx.catalog.offers, index, gpus)
+    rows = Rows(
+        acc=np.array([index], dtype=np.int32),
+        gpus=np.array([float(gpus)]),
+        vcpus=np.array([vcpus]),
+        local_disk_gb=np.array([disk]),
+    )
+    p = ctx.predict(rows)
+    fits = bool(p.fits[0])
+    need = float(p.need_bytes[0])
+    room = usable_bytes(acc.memory_gb)
+    bigger = [(a.id, a.memory_gb) for a in ctx.catalog.accelerators if a.memory_gb > acc.memory_gb]
+    memory = MemoryFit(
+        fits=fits,
+        needed_gb=round(need / GB, 2),
+        available_gb=round(room / GB, 2),
+        shortfall_gb=round(max(need - room, 0.0) / GB, 2),
+        components_gb=ctx.footprint.components_gb(),
+        remedies=[] if fits else remedies(workload, ctx.footprint, acc.memory_gb, bigger),
+    )
+    notes = [f"input pipeline assumes {host}"]
+    if not fits:
+        notes.insert(
+            0,
+            f"does not fit: needs {need / GB:.1f} GB per GPU, {room / GB:.1f} GB "
+            "usable; the throughput is what it would reach if it did",
+        )
+    used = ctx.caps.precision_used[index]
+    if used != workload.precision:
+        notes.append(f"{acc.id} has no {workload.precision} units: predicted at {used}")
+    if int(p.shards[0]) > 1:
+        how = "FSDP" if workload.kind == "training" else "tensor parallelism"
+        notes.append(f"sharded over {int(p.shards[0])} GPUs with {how}")
+    notes.extend(ctx.calibrated.notes)
+    bottleneck = BOTTLENECKS[int(p.bottleneck[0])]
+    notes.append(limit_text(int(p.bottleneck[0]), float(p.utilization[0]), gpus))
+    return Prediction(
+        accelerator=acc.id,
+        gpus=gpus,
+        throughput=float(p.throughput[0]),
+        step_time_s=float(p.step_s[0]),
+        bottleneck=bottleneck,
+        fits_in_memory=fits,
+        utilization=round(float(p.utilization[0]), 4),
+        tokens_per_s=float(p.tokens_per_s[0]) if p.tokens_per_s is not None else None,
+        scaling_efficiency=round(float(p.scaling_efficiency[0]), 4),
+        breakdown=Breakdown(
+            compute_s=float(p.compute_s[0]),
+            memory_s=float(p.memory_s[0]),
+            host_transfer_s=float(p.host_transfer_s[0]),
+            input_pipeline_s=float(p.input_s[0]),
+            interconnect_s=float(p.interconnect_s[0]),
+        ),
+        memory=memory,
+        calibrated_from=ctx.calibrated.source,
+        notes=notes,
+    )

@@ -1,0 +1,136 @@
+"""Ranking offers: hard constraints, objectives, one pick per configuration, the Pareto front.
+
+An offer is a row (instance x region x pricing). Rows of the same configuration (cloud,
+instance type, accelerator, GPU count) differ only by region and pricing, so the ranking
+keeps the best row of each configuration as a pick and offers the others as alternatives
+(the spot variant, the same instance in another region).
+
+Objectives, each over (cost, time): ``cheapest`` sorts by cost then time, ``fastest`` by time
+then cost, ``balanced`` by cost x time (the geometric mean of the two ratios to the best,
+so neither unit dominates). Training: cost = the job's USD, time = its hours. Inference: cost
+= the fleet's monthly USD (or USD per million when no rate is targeted), time = latency.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from recommender.catalog.offers import OffersTable
+from recommender.scoring.cost import Costs
+from recommender.scoring.predict import Predictions
+from recommender.scoring.results import Objective
+from recommender.workload import Workload
+
+__all__ = ["P95_FACTOR", "Ranking", "feasibility", "rank"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+# p95 latency of a request relative to the batch's processing time: it may wait for the
+# batch to form and then for it to run.
+P95_FACTOR = 1.5
+
+
+@dataclass(frozen=True)
+class Ranking:
+    picks: list[int]  # row indices, best first
+    pareto: set[int]  # rows (among picks) on the cost/time frontier
+    cost: FloatArray
+    time: FloatArray
+    feasible: BoolArray
+    excluded: dict[str, int]
+
+
+def cost_and_time(w: Workload, p: Predictions, c: Costs) -> tuple[FloatArray, FloatArray]:
+    if w.kind == "training":
+        return c.total_usd, c.hours
+    has_target = bool(w.targets.requests_per_s or w.targets.tokens_per_s)
+    cost = c.monthly_usd if has_target else c.per_million_usd
+    latency = p.latency_s if p.latency_s is not None else p.step_s
+    return cost, latency * P95_FACTOR
+
+
+def feasibility(
+    w: Workload, p: Predictions, c: Costs, cost: FloatArray, time: FloatArray
+) -> tuple[BoolArray, dict[str, int]]:
+    """Rows meeting every hard target, and how many each target ruled out."""
+    t = w.targets
+    checks: list[tuple[str, BoolArray]] = [
+        ("does not fit in GPU memory", p.fits),
+        ("no throughput", np.isfinite(cost) & (p.throughput > 0)),
+    ]
+    if w.kind == "training":
+        if t.budget_usd is not None:
+            checks.append(("over budget", c.total_usd <= t.budget_usd))
+        if t.deadline_hours is not None:
+            checks.append(("misses the deadline", c.hours <= t.deadline_hours))
+    else:
+        if t.budget_usd is not None:
+            checks.append(("over budget (monthly)", c.monthly_usd <= t.budget_usd))
+        if t.p95_latency_ms is not None:
+            checks.append(("misses the p95 latency", time * 1e3 <= t.p95_latency_ms))
+    ok = np.ones_like(p.fits)
+    excluded: dict[str, int] = {}
+    for reason, passed in checks:
+        newly = int(np.count_nonzero(ok & ~passed))
+        if newly:
+            excluded[reason] = newly
+        ok &= passed
+    return ok, excluded
+
+
+def _score(objective: Objective, cost: FloatArray, time: FloatArray) -> FloatArray:
+    if objective == "cheapest":
+        return cost + 1e-9 * time
+    if objective == "fastest":
+        return time + 1e-12 * cost
+    return np.log(np.maximum(cost, 1e-12)) + np.log(np.maximum(time, 1e-12))
+
+
+def config_keys(t: OffersTable) -> IntArray:
+    n_inst, n_acc = len(t.instance_names) + 1, len(t.accelerators) + 1
+    key = (t.cloud.astype(np.int64) * n_inst + t.instance) * n_acc + t.acc
+    return np.asarray(key * 1024 + t.gpus, dtype=np.int64)
+
+
+def pareto_front(cost: FloatArray, time: FloatArray, rows: IntArray) -> set[int]:
+    """Rows not beaten on both cost and time by another row."""
+    order = rows[np.lexsort((time[rows], cost[rows]))]
+    front: set[int] = set()
+    best_time = np.inf
+    for r in order:
+        if time[r] < best_time:
+            front.add(int(r))
+            best_time = float(time[r])
+    return front
+
+
+def rank(
+    w: Workload,
+    t: OffersTable,
+    p: Predictions,
+    c: Costs,
+    objective: Objective,
+    top: int,
+    allowed: tuple[BoolArray, str | None] | None = None,
+) -> Ranking:
+    """Rank ``t``'s rows; ``allowed`` is an extra mask with the reason for what it drops."""
+    cost, time = cost_and_time(w, p, c)
+    feasible, excluded = feasibility(w, p, c, cost, time)
+    if allowed is not None and allowed[1] is not None:
+        dropped = int(np.count_nonzero(feasible & ~allowed[0]))
+        if dropped:
+            excluded[allowed[1]] = dropped
+        feasible = feasible & allowed[0]
+    rows = np.flatnonzero(feasible)
+    score = _score(objective, cost, time)
+    order = rows[np.argsort(score[rows], kind="stable")]
+    _, first = np.unique(config_keys(t)[order], return_index=True)
+    best_per_config = order[np.sort(first)]
+    picks = [int(r) for r in best_per_config[:top]]
+    front = pareto_front(cost, time, best_per_config) if len(best_per_config) else set()
+    return Ranking(picks, front & set(picks), cost, time, feasible, excluded)

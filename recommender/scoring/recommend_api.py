@@ -1,0 +1,93 @@
+"""``recommend(workload)``: predict, cost and rank every offer, then explain the picks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from recommender.catalog import Catalog
+from recommender.catalog.offers import OffersTable
+from recommender.profile import Profile
+from recommender.scoring.calibration import Calibration
+from recommender.scoring.classes import search_mask, workload_class
+from recommender.scoring.cost import Costs, costs_of
+from recommender.scoring.edge import recommend_edge
+from recommender.scoring.engine import Context, context, offer_rows
+from recommender.scoring.picks import build_pick, general_advice
+from recommender.scoring.predict import Predictions
+from recommender.scoring.rank import Ranking, rank
+from recommender.scoring.results import Objective, Recommendation
+
+__all__ = ["recommend"]
+
+
+def _constraint_mask(ctx: Context, t: OffersTable) -> np.ndarray:
+    c = ctx.workload.constraints
+    accelerators = None
+    if c.accelerators:
+        accelerators = [
+            a.id for name in c.accelerators for a in ctx.catalog.names.resolve_all(name)
+        ]
+    spot: bool | None
+    if c.spot_only:
+        spot = True
+    elif c.spot is False:
+        spot = False
+    else:
+        spot = None
+    return t.mask(
+        clouds=c.clouds,
+        regions=c.regions,
+        accelerators=accelerators,
+        spot=spot,
+        max_gpus=c.max_gpus,
+        min_gpus=c.min_gpus,
+        max_price=c.max_price_per_hour,
+    )
+
+
+def _score_offers(ctx: Context, t: OffersTable) -> tuple[Predictions, Costs]:
+    p = ctx.predict(offer_rows(t))
+    return p, costs_of(ctx.workload, p, t.price, t.spot)
+
+
+def recommend(
+    workload: object,
+    *,
+    catalog: Catalog | None = None,
+    objective: Objective = "balanced",
+    top: int = 5,
+    profile: Profile | None = None,
+    calibration: Calibration | None = None,
+) -> Recommendation:
+    """Rank every catalog offer (or edge device) for ``workload``; best ``top`` picks first."""
+    from recommender.workload import Workload
+
+    w = workload if isinstance(workload, Workload) else Workload.model_validate(workload)
+    if top < 1:
+        raise ValueError(f"top must be >= 1 (got {top})")
+    ctx = context(w, catalog, profile, calibration)
+    if w.kind == "edge":
+        return recommend_edge(ctx, objective, top)
+    table = ctx.catalog.offers
+    considered = _constraint_mask(ctx, table)
+    sub = table.take(np.flatnonzero(considered))
+    p, c = _score_offers(ctx, sub)
+    cls = workload_class(ctx, sub, p)
+    shaped = search_mask(cls, ctx, sub, p, c)
+    r: Ranking = rank(w, sub, p, c, objective, top, shaped)
+    picks = [build_pick(i + 1, row, ctx, sub, p, c, r, objective) for i, row in enumerate(r.picks)]
+    excluded = dict(r.excluded)
+    filtered = len(table) - int(np.count_nonzero(considered))
+    if filtered:
+        excluded = {"outside the constraints": filtered, **excluded}
+    return Recommendation(
+        workload=w.name,
+        workload_class=cls,
+        objective=objective,
+        picks=picks,
+        advice=general_advice(ctx, sub, p, r, picks),
+        offers_considered=len(table),
+        offers_feasible=int(np.count_nonzero(r.feasible)),
+        pareto=[pk.rank for pk in picks if pk.pareto_optimal],
+        excluded=excluded,
+    )

@@ -100,6 +100,11 @@ class AwsRefresher:
 
         return make
 
+    def ready(self, options: RefreshOptions) -> None:
+        """Build the clients now, so missing SDKs or credentials fail before any work."""
+        if self._factory is None:
+            self._factory = self.clients(options)
+
     def fetch(self, names: AcceleratorNames, options: RefreshOptions) -> Fetched:
         make = self._factory or self.clients(options)
         fetched = Fetched("aws", Source(name=SOURCE, url=SOURCE_URL))

@@ -110,6 +110,11 @@ class AzureRefresher:
         timeout = httpx.Timeout(options.read_timeout_s, connect=options.connect_timeout_s)
         return AzureClients(client.resource_skus, httpx.Client(timeout=timeout))
 
+    def ready(self, options: RefreshOptions) -> None:
+        """Build the clients now, so missing SDKs or credentials fail before any work."""
+        if self._clients is None:
+            self._clients = self.clients(options)
+
     def fetch(self, names: AcceleratorNames, options: RefreshOptions) -> Fetched:
         clients = self._clients or self.clients(options)
         fetched = Fetched("azure", Source(name=SOURCE, url=SOURCE_URL))
@@ -183,9 +188,14 @@ def _capabilities(sku: Any) -> dict[str, str]:
     return {str(c.name): str(c.value) for c in (sku.capabilities or [])}
 
 
+def _text(value: Any) -> str:
+    """An SDK enum's wire value (``Location``), or the string itself."""
+    return str(getattr(value, "value", value) or "")
+
+
 def _restricted(sku: Any, region: str) -> bool:
     for r in sku.restrictions or []:
-        if str(getattr(r, "type", "")).lower() == "location":
+        if _text(getattr(r, "type", None)).lower() == "location":
             return region in [v.lower() for v in (getattr(r, "values_property", None) or [])]
     return False
 
@@ -198,7 +208,7 @@ def _take(
     restricted: dict[str, int],
     options: RefreshOptions,
 ) -> None:
-    if str(sku.resource_type) != "virtualMachines" or not sku.locations:
+    if _text(sku.resource_type) != "virtualMachines" or not sku.locations:
         return
     region = str(sku.locations[0]).lower()
     if not options.wants(region):

@@ -217,6 +217,10 @@ class Refresher(Protocol):
     cloud: CloudName
     source_name: str
 
+    def ready(self, options: RefreshOptions) -> None:
+        """Find the SDK and credentials now; raise :class:`RefreshError` (fast) if missing."""
+        ...
+
     def fetch(self, names: AcceleratorNames, options: RefreshOptions) -> Fetched:
         """Ask the cloud; raise :class:`RefreshError` (fast) when it cannot be asked at all."""
         ...

@@ -131,6 +131,11 @@ class GcpRefresher:
             project,
         )
 
+    def ready(self, options: RefreshOptions) -> None:
+        """Build the clients now, so missing SDKs or credentials fail before any work."""
+        if self._clients is None:
+            self._clients = self.clients(options)
+
     def fetch(self, names: AcceleratorNames, options: RefreshOptions) -> Fetched:
         clients = self._clients or self.clients(options)
         fetched = Fetched("gcp", Source(name=SOURCE, url=SOURCE_URL))

@@ -3,7 +3,8 @@
 A region the refresher answered for is replaced wholesale by the new rows (an instance type
 gone from it is gone). A region it did not answer for (throttled to death, not requested,
 not enabled for this account) keeps the previous rows, and the result says so. New prices
-are sanitised first: a spot price above on-demand is dropped and noted, as is a price <= 0.
+are sanitised first: a spot price not below on-demand (a placeholder or an error) is dropped
+and noted, as is a price <= 0.
 """
 
 from __future__ import annotations
@@ -48,10 +49,10 @@ def _clean(machine: Machine, quote: Quote, notes: list[str]) -> RegionPrice | No
     """``quote`` as a price row, or ``None`` when it has no usable price left."""
     on_demand = quote.on_demand if quote.on_demand and quote.on_demand > 0 else None
     spot = quote.spot if quote.spot and quote.spot > 0 else None
-    if on_demand is not None and spot is not None and spot > on_demand:
+    if on_demand is not None and spot is not None and spot >= on_demand:
         notes.append(
-            f"{machine.name} in {quote.region}: spot {spot:g} above on-demand "
-            f"{on_demand:g}; spot price dropped"
+            f"{machine.name} in {quote.region}: spot {spot:g} not below on-demand "
+            f"{on_demand:g} (a placeholder or an error); spot price dropped"
         )
         spot = None
     if on_demand is None and spot is None:

@@ -123,12 +123,14 @@ def _run(
     settings: RefreshSettings,
 ) -> None:
     cloud = report.cloud
+    refresher = get_refresher(cloud)
+    refresher.ready(options)  # missing SDK or credentials: fail before reading anything
     load = CatalogLoad(catalog_dir)
     if load.accelerators is None:
         raise RefreshError(f"{catalog_dir / 'accelerators.yaml'} is missing or broken")
     previous = _previous(load, cloud, settings.force)
     names = AcceleratorNames(load.accelerators.model.accelerators)
-    fetched = get_refresher(cloud).fetch(names, options)
+    fetched = refresher.fetch(names, options)
     _fill(report, fetched)
     if not fetched.regions:
         failed = "; ".join(f"{r}: {why}" for r, why in sorted(fetched.failed.items())[:5])

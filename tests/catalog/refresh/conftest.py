@@ -10,13 +10,17 @@ import datetime as dt
 import json
 import shutil
 import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from recommender.catalog.names import AcceleratorNames
-from recommender.catalog.refresh import Backoff
+from recommender.catalog.refresh import Backoff, Fetched, RefreshOptions
+from recommender.catalog.refresh import registry as registry_module
+from recommender.catalog.refresh.registry import RegisteredRefresher
 from recommender.catalog.schema import (
     AcceleratorFile,
     CloudCatalog,
@@ -121,3 +125,33 @@ def catalog_dir(tmp_path: Path) -> Path:
     directory.mkdir()
     shutil.copy(REPO / "catalogs" / "accelerators.yaml", directory / "accelerators.yaml")
     return directory
+
+
+@dataclass
+class PreparedRefresher:
+    """A refresher (our protocol) that returns a prepared result instead of asking a cloud."""
+
+    result: Fetched
+    cloud: str = "aws"
+    source_name: str = "prepared"
+    calls: list[RefreshOptions] = field(default_factory=list)
+
+    def ready(self, options: RefreshOptions) -> None:
+        pass
+
+    def fetch(self, names: AcceleratorNames, options: RefreshOptions) -> Fetched:
+        self.calls.append(options)
+        return self.result
+
+
+@pytest.fixture
+def use(monkeypatch: pytest.MonkeyPatch) -> Callable[[Fetched], PreparedRefresher]:
+    """Register a :class:`PreparedRefresher` for "aws" returning the given result."""
+
+    def install(result: Fetched) -> PreparedRefresher:
+        refresher = PreparedRefresher(result)
+        entry = RegisteredRefresher("aws", lambda: refresher, "prepared")
+        monkeypatch.setitem(registry_module.REFRESHERS, "aws", entry)
+        return refresher
+
+    return install

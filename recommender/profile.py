@@ -31,6 +31,7 @@ __all__ = [
     "Diagnosis",
     "Figure",
     "GpuFacts",
+    "LimitingStage",
     "Machine",
     "Profile",
     "ProfileError",
@@ -97,7 +98,8 @@ class Capabilities(_Model):
         default=None, description="Sequential read of a scratch file, page cache defeated."
     )
     decode_mbs_per_core: dict[str, Figure] = Field(
-        default_factory=dict, description="Single-core decode throughput per codec (output MB/s)."
+        default_factory=dict,
+        description="Single-core decode throughput per codec, in MB of encoded input per second.",
     )
     skipped: list[str] = Field(
         default_factory=list, description="Benchmarks not run, each with the reason."

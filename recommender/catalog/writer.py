@@ -9,6 +9,7 @@ result never leaves a half-written catalog behind.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,15 @@ def dump_yaml(model: BaseModel, *, header: str = "") -> str:
     return "\n".join([*lines, body]) if lines else body
 
 
+def _mode_for(target: Path) -> int:
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_atomic(path: str | Path, text: str) -> None:
     """Replace ``path`` with ``text`` in one rename; the old file stays intact on failure."""
     target = Path(path)
@@ -76,6 +86,8 @@ def write_atomic(path: str | Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        # mkstemp creates 0600; keep the replaced file's mode, else the umask's default.
+        os.chmod(tmp, _mode_for(target))
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

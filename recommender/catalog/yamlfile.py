@@ -22,6 +22,8 @@ from recommender.catalog.problems import CatalogError, Problem, ProblemsError, S
 __all__ = ["Document", "LineMap", "format_path", "load_document", "parse_yaml"]
 
 M = TypeVar("M", bound=BaseModel)
+# libyaml's parser (shipped in PyYAML's wheels) is ~10x faster; marks and nodes are the same.
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 PathKey = tuple[str | int, ...]
 
 
@@ -96,7 +98,7 @@ def parse_yaml(
     text: str, file: str, error: type[ProblemsError] = CatalogError
 ) -> tuple[object, LineMap]:
     """Parse ``text``; raise ``error`` (a :class:`ProblemsError`) naming the line on bad YAML."""
-    loader = yaml.SafeLoader(text)
+    loader = _Loader(text)
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None

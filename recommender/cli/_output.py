@@ -31,7 +31,7 @@ __all__ = [
 
 # Piped output is not squeezed to 80 columns: tables keep their width for logs and files.
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 class Format(enum.StrEnum):

@@ -30,8 +30,10 @@ BYTES_PER_ELEMENT: dict[str, float] = {
 # ResNet-50 at 224 px: ~22 M activation elements for 4.1 GFLOPs forward (He et al. 2016,
 # torchvision's feature-map sizes); used when a CNN gives no activation size.
 CNN_ACTIVATIONS_PER_FLOP = 22e6 / 4.1e9
-# A generic model with no shape: ~100 FLOPs per byte of activation traffic.
-GENERIC_FLOPS_PER_BYTE = 100.0
+# A model with no shape: FLOPs per byte of activation traffic by family. A transformer's
+# eager layer (BERT-Large at 512 tokens) moves ~1.9 GB for 3.7e11 FLOPs (~200 FLOP/B);
+# recommenders are dominated by embedding lookups (low intensity).
+GENERIC_FLOPS_PER_BYTE = {"transformer": 200.0, "recsys": 20.0, "other": 150.0, "cnn": 150.0}
 # Kernels launched per forward pass, when nothing better is known.
 KERNELS_PER_TRANSFORMER_LAYER = {"eager": 22, "compiled": 8}
 KERNELS_CNN_FORWARD = 230  # ResNet-50 in eager PyTorch (conv + bn + relu + adds)
@@ -85,7 +87,7 @@ def _activation_traffic(w: Workload, cal: Calibration) -> float:
         else:
             elements = forward_flops * CNN_ACTIVATIONS_PER_FLOP
         return cal.cnn_passes[mode] * elements * bytes_el
-    return forward_flops / GENERIC_FLOPS_PER_BYTE
+    return forward_flops / GENERIC_FLOPS_PER_BYTE[w.model.resolved_family]
 
 
 def _kernels_per_forward(w: Workload) -> float:

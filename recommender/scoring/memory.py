@@ -119,12 +119,14 @@ def footprint(w: Workload) -> Footprint:
     return Footprint(params * el, 0.0, 0.0, _activations(w), _kv_cache(w))
 
 
-def shards_needed(fp: Footprint, memory_gb: float) -> int | None:
-    """Fewest GPUs of this memory that hold the workload sharded, or None if none can."""
-    room = usable_bytes(memory_gb) - fp.activations
-    if room <= 0:
+def _shards_with_remedies(fp: Footprint, memory_gb: float) -> int | None:
+    """GPUs to shard the state over, if activations are first brought under half the memory
+    (micro-batching, checkpointing); ``None`` when sharding is not what is missing."""
+    room = usable_bytes(memory_gb)
+    if room <= 0 or fp.shardable <= 0.25 * room:
         return None
-    return max(1, math.ceil(fp.shardable / room))
+    kept = min(fp.activations, 0.5 * room)
+    return max(1, math.ceil(fp.shardable / (room - kept)))
 
 
 def remedies(
@@ -151,7 +153,7 @@ def remedies(
             "enable activation checkpointing (recompute activations in the backward "
             "pass: ~30 % more compute for most of the activation memory)"
         )
-    n = shards_needed(fp, memory_gb) if fp.shardable > fp.activations else None
+    n = _shards_with_remedies(fp, memory_gb)
     if n is not None and n > 1:
         how = "FSDP / ZeRO-3" if w.kind == "training" else "tensor parallelism"
         out.append(f"shard over at least {n} GPUs of {memory_gb:g} GB with {how}")

@@ -1,0 +1,176 @@
+"""predict(): roofline behaviour, bottlenecks, memory fit, calibration, scaling."""
+
+from __future__ import annotations
+
+import pytest
+
+from recommender import UnknownAcceleratorError, predict
+from recommender.catalog import Catalog
+from recommender.workload import Workload
+
+from .conftest import make
+
+
+def test_faster_gpu_is_faster(catalog: Catalog, bert_training: Workload) -> None:
+    t4 = predict(bert_training, "T4", catalog=catalog)
+    a100 = predict(bert_training, "A100-80GB", catalog=catalog)
+    h100 = predict(bert_training, "H100", catalog=catalog)
+    assert t4.throughput < a100.throughput < h100.throughput
+    assert t4.accelerator == "T4" and h100.accelerator == "H100-SXM5-80GB"
+
+
+def test_prediction_is_not_the_datasheet_roofline(catalog: Catalog) -> None:
+    # A pure-compute job: the prediction must sit well below peak FLOP/s.
+    w = make(
+        model={
+            "parameters": 1e6,
+            "flops_per_sample": 1e12,
+            "family": "other",
+            "memory_bytes_per_sample": 1e6,
+        }
+    )
+    p = predict(w, "H100", catalog=catalog)
+    peak = 989.4e12
+    achieved = p.throughput * 1e12
+    assert 0.2 * peak < achieved < 0.8 * peak
+
+
+def test_mixed_precision_beats_fp32_on_tensor_cores(catalog: Catalog) -> None:
+    fp32 = predict(make(precision="fp32"), "A100-80GB", catalog=catalog)
+    bf16 = predict(make(precision="bf16"), "A100-80GB", catalog=catalog)
+    assert bf16.throughput > 2 * fp32.throughput
+
+
+def test_missing_precision_falls_back_and_says_so(catalog: Catalog) -> None:
+    p = predict(make(precision="bf16"), "T4", catalog=catalog)
+    assert any("no bf16 units: predicted at fp16" in n for n in p.notes)
+
+
+def test_slow_input_pipeline_is_transfer_bound(catalog: Catalog) -> None:
+    w = make(
+        data={
+            "samples": 1e6,
+            "bytes_per_sample": 5e5,
+            "decode_cpu_seconds_per_sample": 0.2,
+            "source": "network",
+        }
+    )
+    p = predict(w, "H100", 8, catalog=catalog)
+    assert p.bottleneck == "input-pipeline"
+    assert p.utilization < 0.7
+    assert p.breakdown.input_pipeline_s == pytest.approx(p.step_time_s)
+
+
+def test_pageable_big_batches_can_be_host_transfer_bound(catalog: Catalog) -> None:
+    w = make(
+        model={"parameters": 1e6, "flops_per_sample": 1e6, "family": "other"},
+        data={"samples": 1e6, "device_bytes_per_sample": 5e7, "source": "memory"},
+    )
+    assert predict(w, "T4", catalog=catalog).bottleneck == "host-transfer"
+
+
+def test_does_not_fit_reports_shortfall_and_remedies(catalog: Catalog) -> None:
+    w = make(
+        model={
+            "family": "transformer",
+            "architecture": {
+                "layers": 32,
+                "hidden_size": 4096,
+                "sequence_length": 2048,
+                "vocab_size": 32000,
+            },
+        },
+        batch_size=4,
+    )
+    p = predict(w, "L4", catalog=catalog)
+    assert not p.fits_in_memory
+    assert p.memory.shortfall_gb > 50
+    text = " ".join(p.memory.remedies)
+    assert "FSDP" in text and "activation checkpointing" in text
+    assert "bigger GPU" not in text  # no single GPU holds ~300 GB
+    assert p.memory.components_gb["optimizer"] > p.memory.components_gb["weights"]
+
+
+def test_fp32_training_remedy_is_mixed_precision(catalog: Catalog) -> None:
+    w = make(precision="fp32", batch_size=256)
+    p = predict(w, "T4", catalog=catalog)
+    assert not p.fits_in_memory
+    assert p.memory.remedies[0].startswith("train in mixed precision")
+
+
+def test_fsdp_makes_a_big_model_fit_on_many_gpus(catalog: Catalog) -> None:
+    w = make(
+        model={
+            "family": "transformer",
+            "architecture": {
+                "layers": 32,
+                "hidden_size": 4096,
+                "sequence_length": 2048,
+                "vocab_size": 32000,
+            },
+        },
+        batch_size=1,
+    )
+    assert not predict(w, "H100", 1, catalog=catalog).fits_in_memory
+    eight = predict(w, "H100", 8, catalog=catalog)
+    assert eight.fits_in_memory
+    assert any("FSDP" in n for n in eight.notes)
+
+
+def test_scaling_efficiency_is_predicted_not_assumed(catalog: Catalog) -> None:
+    # Large gradients, small compute per step: PCIe all-reduce cannot hide behind backward.
+    w = make(model={"parameters": 2e9, "flops_per_sample": 1e11, "family": "other"}, batch_size=1)
+    pcie = predict(w, "L4", 8, catalog=catalog)
+    nvlink = predict(w, "H100", 8, catalog=catalog)
+    assert pcie.scaling_efficiency < 0.9
+    assert pcie.scaling_efficiency < nvlink.scaling_efficiency
+    one = predict(w, "L4", 1, catalog=catalog)
+    assert pcie.throughput < 8 * one.throughput
+
+
+def test_baseline_calibrates_the_baseline_gpu_exactly(catalog: Catalog) -> None:
+    w = make(baseline={"accelerator": "A100-80GB", "gpus": 1, "throughput": 123.0})
+    p = predict(w, "A100-SXM4-80GB", catalog=catalog)
+    assert p.throughput == pytest.approx(123.0, rel=1e-6)
+    assert p.calibrated_from and "123" in p.calibrated_from
+    other = predict(w, "H100", catalog=catalog)
+    uncalibrated = predict(make(), "H100", catalog=catalog)
+    ratio = predict(make(), "A100-80GB", catalog=catalog).throughput / 123.0
+    assert other.throughput == pytest.approx(uncalibrated.throughput / ratio, rel=1e-6)
+
+
+def test_absurd_baseline_is_clipped_and_flagged(catalog: Catalog) -> None:
+    w = make(baseline={"accelerator": "A100-80GB", "gpus": 1, "throughput": 1e9})
+    p = predict(w, "A100-80GB", catalog=catalog)
+    assert any("scale clipped" in n for n in p.notes)
+
+
+def test_unknown_accelerator_and_bad_gpu_count(catalog: Catalog, bert_training: Workload) -> None:
+    with pytest.raises(UnknownAcceleratorError, match="did you mean"):
+        predict(bert_training, "H100-SXM6", catalog=catalog)
+    with pytest.raises(ValueError, match="gpus must be >= 1"):
+        predict(bert_training, "H100", 0, catalog=catalog)
+
+
+def test_llm_decode_is_memory_bound_and_reports_tokens(catalog: Catalog) -> None:
+    w = make(
+        kind="inference",
+        batch_size=1,
+        precision="bf16",
+        model={
+            "family": "transformer",
+            "execution": "compiled",
+            "architecture": {
+                "layers": 32,
+                "hidden_size": 4096,
+                "sequence_length": 4096,
+                "vocab_size": 32000,
+            },
+        },
+        inference={"prompt_tokens": 128, "output_tokens": 256},
+    )
+    p = predict(w, "A100-80GB", catalog=catalog)
+    assert p.bottleneck == "memory-bandwidth"
+    assert p.tokens_per_s is not None
+    # Weights (~13 GB) read per token at ~1.5 TB/s: tens of tokens/s per sequence.
+    assert 20 < p.tokens_per_s < 200

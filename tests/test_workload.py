@@ -70,7 +70,7 @@ def test_model_needs_flops_or_architecture() -> None:
 
 
 def test_training_needs_samples() -> None:
-    with pytest.raises(ValidationError, match="training needs data.samples"):
+    with pytest.raises(ValidationError, match=r"training needs data\.samples"):
         Workload.model_validate({**BASE, "data": {}})
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from recommender.catalog.loader import default_catalog_dir
@@ -60,7 +61,7 @@ def _run_all(
 ) -> list[RefreshReport]:
     reports: list[RefreshReport] = []
     columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err, transient=True) as bar:
+    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
         for cloud in clouds:
             task = bar.add_task(f"refreshing {cloud}", total=None)
 
@@ -142,27 +143,33 @@ def refresh(
 
 def _print_report(r: RefreshReport) -> None:
     if r.diff is not None:
-        out.print(f"[bold]{r.cloud}[/]: {r.diff.summary()}", highlight=False)
+        out.print(f"[bold]{r.cloud}[/]: {escape(r.diff.summary())}", highlight=False)
         _print_changes(r)
     for region, why in r.failed_regions.items():
-        err.print(f"[yellow]warning:[/] {r.cloud} {region} failed: {why}", highlight=False)
+        err.print(f"[yellow]warning:[/] {r.cloud} {region} failed: {escape(why)}", highlight=False)
     if r.kept_regions:
-        kept = ", ".join(r.kept_regions)
-        err.print(f"{r.cloud}: previous rows kept for {kept}", highlight=False)
-    if r.unknown_accelerators:
+        kept = ", ".join(list(r.kept_regions)[:SHOWN])
+        more = len(r.kept_regions) - SHOWN
+        kept += f" and {more} more (--format json lists them, with reasons)" if more > 0 else ""
         err.print(
-            f"[yellow]warning:[/] {r.cloud}: accelerators not in accelerators.yaml (not "
-            f"imported): {', '.join(r.unknown_accelerators)}",
+            f"{r.cloud}: previous rows kept for {len(r.kept_regions)} region(s): {escape(kept)}",
+            highlight=False,
+        )
+    if r.unknown_accelerators:
+        names = escape(", ".join(r.unknown_accelerators))
+        err.print(
+            f"[yellow]warning:[/] {r.cloud}: accelerators not in accelerators.yaml, not "
+            f"imported: {names}",
             highlight=False,
         )
     for note in r.notes[:SHOWN]:
-        err.print(f"[dim]note:[/] {note}", highlight=False, markup=True)
+        err.print(f"[dim]note:[/] {escape(note)}", highlight=False)
     if r.error:
-        err.print(f"[bold red]error:[/] {r.cloud}: {r.error}", highlight=False, markup=True)
+        err.print(f"[bold red]error:[/] {r.cloud}: {escape(r.error)}", highlight=False)
     elif r.written:
-        out.print(f"{r.cloud}: wrote {r.file}", highlight=False)
+        out.print(f"{r.cloud}: wrote {escape(str(r.file))}", highlight=False)
     elif r.dry_run:
-        out.print(f"{r.cloud}: dry run, {r.file} not written", highlight=False)
+        out.print(f"{r.cloud}: dry run, {escape(str(r.file))} not written", highlight=False)
 
 
 def _print_changes(r: RefreshReport) -> None:

@@ -216,7 +216,8 @@ def _take(
     machine = _machine(str(sku.name), _capabilities(sku), region, names, fetched)
     if machine is not None:
         by_region[region][machine.name] = machine
-        restricted[region] += _restricted(sku, region)
+        if _restricted(sku, region):
+            restricted[region] += 1
 
 
 def _machine(

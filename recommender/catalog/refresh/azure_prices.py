@@ -59,7 +59,13 @@ def _pages(http: httpx.Client, region: str, names: list[str], backoff: Backoff) 
 
         def get(url: str = url, params: dict[str, str] | None = params) -> Any:
             response = http.get(url, params=params)
-            response.raise_for_status()
+            if response.is_error:
+                raise httpx.HTTPStatusError(
+                    f"HTTP {response.status_code} {response.reason_phrase} from the Retail "
+                    "Prices API",
+                    request=response.request,
+                    response=response,
+                )
             return response.json()
 
         page = backoff.call(get, http_throttle, f"Azure retail prices {region}")

@@ -186,7 +186,8 @@ class GcpRefresher:
             region = zone.rpartition("-")[0]
             if not options.wants(region):
                 continue
-            zones[zone] = zm = ZoneMachines(zone, region)
+            # A zone can appear on several pages ("no results on this page" on one of them).
+            zm = zones.setdefault(zone, ZoneMachines(zone, region))
             _zone_warning(scoped, region, fetched)
             zm.machine_types.extend(scoped.machine_types)
         for zm in zones.values():

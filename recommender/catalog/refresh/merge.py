@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from recommender.catalog.refresh.base import Fetched, Machine, MachineKey, Quote, RefreshError
 from recommender.catalog.schema import (
@@ -117,6 +117,10 @@ def merge(
             and (row := _clean(machine, quote, notes)) is not None
         ]
         old = rows[key][2] if key in rows else []
+        shape = rows[key][0] if key in rows else None
+        if machine.gpu_memory_gib is None and isinstance(shape, InstanceType):
+            # The API does not report per-device memory (GCP, Azure): keep what we knew.
+            machine = replace(machine, gpu_memory_gib=shape.gpu_memory_gib)
         rows[key] = (machine, machine.family, old + new)
     catalog = _assemble(previous, fetched, families, rows, kept, today)
     return MergeResult(catalog, dict(sorted(kept.items())), notes)

@@ -155,3 +155,27 @@ def test_unknown_cloud_is_a_usage_error() -> None:
     result = CliRunner().invoke(app, ["catalog", "refresh", "--cloud", "oracle"])
     assert result.exit_code == 2
     assert "'oracle' is not a cloud" in " ".join(result.output.split())
+
+
+def test_missing_sdk_names_the_pip_extra(
+    catalog_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    from recommender.catalog.refresh import base
+
+    real_import = importlib.import_module
+
+    def without_boto3(name: str, package: str | None = None) -> object:
+        if name.split(".")[0] in ("boto3", "botocore"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, package)
+
+    monkeypatch.setattr(base.importlib, "import_module", without_boto3)
+    result = CliRunner().invoke(
+        app, ["catalog", "refresh", "--cloud", "aws", "--catalog-dir", str(catalog_dir)]
+    )
+    assert result.exit_code == 1
+    text = " ".join(result.stderr.split())
+    assert "needs the boto3 package" in text
+    assert "pip install 'instance-recommender[refresh]'" in text

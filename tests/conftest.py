@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,50 @@ def catalog_copy(tmp_path: Path) -> Path:
     for f in CATALOG_DIR.glob("*.yaml"):
         shutil.copy(f, dst / f.name)
     return dst
+
+
+# -- PostgreSQL (the service's storage tests) -------------------------------------------------
+# Tests marked `postgres` use a throwaway schema per test on RECOMMENDER_TEST_POSTGRES_URL. They
+# skip, saying why, when the server is unreachable -- except under CI=true, where they fail.
+POSTGRES_URL = os.environ.get(
+    "RECOMMENDER_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.exc import OperationalError
+
+    engine = create_engine(POSTGRES_URL, connect_args={"connect_timeout": 3})
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except OperationalError as exc:
+        reason = f"PostgreSQL unreachable at {POSTGRES_URL} ({str(exc).splitlines()[0]})"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}; CI=true requires it (set RECOMMENDER_TEST_POSTGRES_URL)")
+        pytest.skip(f"{reason}; set RECOMMENDER_TEST_POSTGRES_URL to run these tests")
+    finally:
+        engine.dispose()
+    return POSTGRES_URL
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A database URL whose search_path is a fresh schema, dropped after the test."""
+    import uuid
+
+    from sqlalchemy import create_engine, text
+
+    schema = f"rt_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(postgres_server)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    sep = "&" if "?" in postgres_server else "?"
+    try:
+        yield f"{postgres_server}{sep}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()

@@ -1,0 +1,52 @@
+"""Persistence: SQLAlchemy models, packaged Alembic migrations, API keys and stored documents.
+
+SQLite (a file, WAL mode) is the embedded default; PostgreSQL works through the same code
+with a ``postgresql+psycopg://`` URL.
+"""
+
+from recommender.store.apikeys import (
+    ApiKeyInfo,
+    MintedKey,
+    create_key,
+    key_prefix,
+    list_keys,
+    revoke_key,
+    verify_key,
+)
+from recommender.store.database import Database, create_db_engine, normalize_url
+from recommender.store.migrate import current_revision, head_revision, upgrade
+from recommender.store.models import ApiKeyRow, Base, ProfileRow, RecommendationRow
+from recommender.store.records import (
+    ProfileFilter,
+    add_profile,
+    add_recommendation,
+    get_profile,
+    get_recommendation,
+    list_profiles,
+)
+
+__all__ = [
+    "ApiKeyInfo",
+    "ApiKeyRow",
+    "Base",
+    "Database",
+    "MintedKey",
+    "ProfileFilter",
+    "ProfileRow",
+    "RecommendationRow",
+    "add_profile",
+    "add_recommendation",
+    "create_db_engine",
+    "create_key",
+    "current_revision",
+    "get_profile",
+    "get_recommendation",
+    "head_revision",
+    "key_prefix",
+    "list_keys",
+    "list_profiles",
+    "normalize_url",
+    "revoke_key",
+    "upgrade",
+    "verify_key",
+]

@@ -1,0 +1,118 @@
+"""Dependencies the routers declare, as ``Annotated`` aliases: services, catalog, API keys.
+
+Everything an endpoint needs hangs off :class:`Services` (built by the app factory, one per
+app): the settings, the database, the catalog state and the metrics. Keys travel as
+``Authorization: Bearer <key>``; a missing or wrong key is a 401 problem, a valid key that
+is not an admin key on an admin route a 403. Only a key's visible prefix is ever logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from recommender.api.catalog_state import CatalogState
+from recommender.api.metrics import Metrics
+from recommender.api.problems import ProblemError
+from recommender.catalog import Catalog
+from recommender.settings import Settings
+from recommender.store import ApiKeyInfo, Database, key_prefix, verify_key
+
+__all__ = [
+    "AdminKey",
+    "ApiKey",
+    "CatalogDep",
+    "Services",
+    "ServicesDep",
+    "require_key",
+]
+
+log = logging.getLogger("recommender.api.auth")
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    settings: Settings
+    db: Database
+    catalogs: CatalogState
+    metrics: Metrics
+
+
+def get_services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+
+
+async def get_catalog(services: ServicesDep) -> Catalog:
+    catalog = services.catalogs.catalog
+    if catalog is None:
+        raise ProblemError(
+            503,
+            "catalog-unavailable",
+            "No catalog is loaded: the catalog files were refused (see GET /v1/catalog/status "
+            "and the service log); fix them and the service loads them within the poll interval.",
+        )
+    return catalog
+
+
+CatalogDep = Annotated[Catalog, Depends(get_catalog)]
+
+bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="ApiKey",
+    description="An API key from `recommender apikey create`, as `Authorization: Bearer <key>`.",
+)
+
+_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="recommender"'}
+
+
+def require_key(
+    services: ServicesDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+) -> ApiKeyInfo:
+    """The caller's API key; 401 problem when it is missing, malformed, unknown or revoked."""
+    if credentials is None:
+        raise ProblemError(
+            401,
+            "missing-api-key",
+            "This endpoint needs an API key: send `Authorization: Bearer <key>` "
+            "(create one with `recommender apikey create --name NAME`).",
+            headers=_CHALLENGE,
+        )
+    key = credentials.credentials
+    with services.db.session() as session:
+        info = verify_key(session, key)
+    if info is None:
+        prefix = key_prefix(key)
+        log.warning("rejected API key %s", f"prefix {prefix}" if prefix else "(malformed)")
+        raise ProblemError(
+            401,
+            "invalid-api-key",
+            "The API key is malformed, unknown or revoked.",
+            headers=_CHALLENGE,
+        )
+    return info
+
+
+ApiKey = Annotated[ApiKeyInfo, Depends(require_key)]
+
+
+async def require_admin(key: ApiKey) -> ApiKeyInfo:
+    if not key.admin:
+        raise ProblemError(
+            403,
+            "admin-key-required",
+            f"The API key {key.prefix!r} ({key.name}) is not an admin key; "
+            "create one with `recommender apikey create --name NAME --admin`.",
+        )
+    return key
+
+
+AdminKey = Annotated[ApiKeyInfo, Depends(require_admin)]

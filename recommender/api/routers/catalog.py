@@ -1,0 +1,116 @@
+"""``/v1/catalog/offers`` (the ``catalog list`` filters, paginated), ``/v1/catalog/status``
+and ``/v1/accelerators``."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query
+
+from recommender.api.deps import CatalogDep, ServicesDep
+from recommender.api.errors import unknown_accelerator
+from recommender.api.problems import CatalogProblem, problem_responses
+from recommender.api.schemas import CatalogStatus, OfferOut, OfferPage, QueryText, ReloadReport
+from recommender.catalog import Accelerator, UnknownAcceleratorError
+from recommender.catalog.query import select_offers
+
+__all__ = ["router", "status_of"]
+
+router = APIRouter(tags=["catalog"])
+
+Limit = Annotated[int, Query(ge=1, le=1000, description="Items per page.")]
+Offset = Annotated[int, Query(ge=0, le=10_000_000, description="Items to skip.")]
+
+
+@router.get(
+    "/v1/catalog/offers",
+    operation_id="listOffers",
+    summary="Offers (instance x region x pricing) matching the filters, cheapest first",
+    responses=problem_responses(422, 503),
+)
+def list_offers(
+    catalog: CatalogDep,
+    cloud: Annotated[list[Literal["aws", "gcp", "azure"]] | None, Query()] = None,
+    region: Annotated[list[QueryText] | None, Query(description="Region id.")] = None,
+    gpu: Annotated[
+        list[QueryText] | None, Query(description="Accelerator, any spelling (e.g. A100-80GB).")
+    ] = None,
+    min_gpu_memory: Annotated[float | None, Query(ge=0, description="GB per GPU.")] = None,
+    max_price: Annotated[float | None, Query(gt=0, description="USD per hour.")] = None,
+    spot: Annotated[
+        bool | None, Query(description="true: spot rows only; false: on-demand only.")
+    ] = None,
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> OfferPage:
+    try:
+        index = select_offers(
+            catalog,
+            clouds=cloud,
+            regions=region,
+            gpus=gpu,
+            min_gpu_memory_gb=min_gpu_memory,
+            max_price=max_price,
+            spot=spot,
+        )
+    except UnknownAcceleratorError as exc:
+        raise unknown_accelerator(exc, location="query", field="gpu") from exc
+    total = len(index)
+    page = catalog.offers.offers(index[offset : offset + limit])
+    return OfferPage(
+        items=[OfferOut(**o.as_dict()) for o in page],
+        total=total,
+        limit=limit,
+        offset=offset,
+        next_offset=offset + limit if offset + limit < total else None,
+    )
+
+
+@router.get(
+    "/v1/accelerators",
+    operation_id="listAccelerators",
+    summary="Accelerator spec sheets (dense peak TFLOPS per precision, memory, links)",
+    tags=["accelerators"],
+    responses=problem_responses(503),
+)
+def list_accelerators(catalog: CatalogDep) -> list[Accelerator]:
+    return catalog.accelerators
+
+
+def status_of(services: ServicesDep) -> CatalogStatus:
+    state = services.catalogs
+    current = state.current
+    catalog = current.catalog if current else None
+    age = state.age_seconds(time.time())
+    max_age = services.settings.catalog_max_age_seconds
+    last = state.last
+    return CatalogStatus(
+        directory=str(state.directory),
+        loaded=current is not None,
+        loaded_at=current.loaded_at if current else None,
+        accelerators=len(catalog.accelerators) if catalog else 0,
+        offers=len(catalog.offers) if catalog else 0,
+        clouds=sorted(catalog.cloud_docs) if catalog else [],
+        warnings=len(catalog.warnings) if catalog else 0,
+        prices_as_of=current.prices_as_of if current else None,
+        age_seconds=age,
+        max_age_seconds=max_age,
+        stale=bool(max_age is not None and age is not None and age > max_age),
+        last_reload=ReloadReport(
+            at=last.at,
+            loaded=last.loaded,
+            problems=[CatalogProblem.model_validate(p.as_dict()) for p in last.problems],
+        )
+        if last
+        else None,
+    )
+
+
+@router.get(
+    "/v1/catalog/status",
+    operation_id="catalogStatus",
+    summary="The serving catalog, its age, and whether the files on disk were accepted",
+)
+def catalog_status(services: ServicesDep) -> CatalogStatus:
+    return status_of(services)

@@ -1,0 +1,96 @@
+"""``/v1/recommendations``: rank every offer for a workload, store the answer, share its link."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Response
+
+from recommender.api.body import json_body, request_body_openapi
+from recommender.api.deps import CatalogDep, ServicesDep
+from recommender.api.errors import not_found, unknown_accelerator, unusable_request
+from recommender.api.problems import problem_responses
+from recommender.api.routers.predictions import accelerator_field, load_profile
+from recommender.api.schemas import RecommendationRequest, StoredRecommendation
+from recommender.catalog import UnknownAcceleratorError
+from recommender.scoring import recommend
+from recommender.store import RecommendationRow, add_recommendation, get_recommendation
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["recommendations"])
+
+
+def _stored(row: RecommendationRow) -> StoredRecommendation:
+    return StoredRecommendation.model_validate(
+        {
+            **row.result,
+            "id": row.id,
+            "created_at": row.created_at,
+            "profile_id": row.profile_id,
+            "request": row.request,
+        }
+    )
+
+
+@router.post(
+    "/v1/recommendations",
+    operation_id="createRecommendation",
+    summary="Rank offers for a workload (like `recommender recommend`) and store the answer",
+    status_code=201,
+    responses=problem_responses(400, 413, 415, 422, 503),
+    openapi_extra=request_body_openapi(RecommendationRequest),
+)
+def create_recommendation(
+    body: Annotated[RecommendationRequest, json_body(RecommendationRequest)],
+    catalog: CatalogDep,
+    services: ServicesDep,
+    response: Response,
+) -> StoredRecommendation:
+    profile = load_profile(services, body.profile_id)
+    workload = body.workload()
+    try:
+        rec = recommend(
+            workload, catalog=catalog, objective=body.objective, top=body.top, profile=profile
+        )
+    except UnknownAcceleratorError as exc:
+        raise unknown_accelerator(exc, field=accelerator_field(workload, exc.name)) from exc
+    except (ValueError, ArithmeticError) as exc:
+        raise unusable_request(exc) from exc
+    request: dict[str, Any] = body.model_dump(mode="json", exclude_unset=True)
+    with services.db.session() as session:
+        row = add_recommendation(
+            session,
+            request=request,
+            result=rec.model_dump(mode="json"),
+            workload_name=workload.name,
+            objective=body.objective,
+            profile_id=body.profile_id,
+        )
+        stored = StoredRecommendation(
+            **dict(rec),
+            id=row.id,
+            created_at=row.created_at,
+            profile_id=row.profile_id,
+            request=request,
+        )
+    services.metrics.recommendations.labels(body.objective).inc()
+    response.headers["Location"] = f"/v1/recommendations/{stored.id}"
+    return stored
+
+
+@router.get(
+    "/v1/recommendations/{recommendation_id}",
+    operation_id="getRecommendation",
+    summary="A stored recommendation (the link to share)",
+    responses=problem_responses(404, 422),
+)
+def read_recommendation(
+    recommendation_id: uuid.UUID, services: ServicesDep
+) -> StoredRecommendation:
+    with services.db.session() as session:
+        row = get_recommendation(session, recommendation_id)
+        if row is None:
+            raise not_found("recommendation", recommendation_id)
+        return _stored(row)

@@ -120,6 +120,8 @@ def refresh(
     fmt: FormatOption = Format.table,
 ) -> None:
     """Refresh cloud catalogs from the AWS, GCP and Azure APIs (checked, atomic, with a diff)."""
+    if fmt is Format.csv:
+        raise typer.BadParameter("refresh prints a table or json", param_hint="--format")
     clouds = _clouds(cloud)
     directory = catalog_dir or default_catalog_dir()
     metadata = instance_metadata if instance_metadata is not None else not os.environ.get("CI")

@@ -1,0 +1,82 @@
+"""`recommender serve` end to end: uvicorn in a subprocess on loopback, one or two workers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.api.conftest import workload
+
+pytestmark = pytest.mark.slow
+
+CLI = [sys.executable, "-c", "from recommender.cli import main; main()"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[Any], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else "server exited"
+        try:
+            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("server not ready in time")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_serve_answers_and_stops_cleanly(
+    workers: int, tmp_path: Path, catalog_dir: Path, profile_doc: dict[str, Any]
+) -> None:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "RECOMMENDER_DATABASE_URL": f"sqlite:///{tmp_path}/serve.db",
+        "RECOMMENDER_CATALOG_DIR": str(catalog_dir),
+    }
+    key = subprocess.run(
+        [*CLI, "apikey", "create", "--name", "t"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    cmd = [*CLI, "serve", "--port", str(port)]
+    cmd += ["--workers", str(workers), "--no-access-log"]
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(url, proc)
+        r = httpx.post(f"{url}/v1/recommendations", json={**workload(), "top": 2}, timeout=10)
+        assert r.status_code == 201 and r.json()["picks"]
+        up = httpx.post(
+            f"{url}/v1/profiles",
+            json=profile_doc,
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=10,
+        )
+        assert up.status_code == 201
+        assert httpx.get(f"{url}{r.headers['location']}", timeout=10).status_code == 200
+        assert httpx.get(f"{url}/docs", timeout=10).status_code == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "Serving on http://127.0.0.1" in err and key.split("_", 2)[2] not in err

@@ -24,7 +24,7 @@ $(VENV)/.test-deps: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.run-deps
 
 run: $(VENV)/.run-deps
-	$(BIN)/recommender demo
+	$(BIN)/recommender serve --host $(HOST) --port $(PORT)
 
 lint: $(VENV)/.test-deps
 	$(BIN)/ruff check .

@@ -83,8 +83,14 @@ def _compute_reasons(w: WorkloadProfile, caps: Capabilities | None) -> list[str]
     out = []
     if w.achieved_tflops is not None:
         line = f"the step achieves {w.achieved_tflops:.3g} TFLOP/s"
-        best = max((f.value for f in caps.matmul_tflops.values()), default=0) if caps else 0
-        if best:
+        measured = caps.matmul_tflops if caps else {}
+        same = next((f for p, f in measured.items() if p == w.precision), None)
+        if same is not None:
+            line += (
+                f" ({w.achieved_tflops / same.value:.0%} of the {w.precision} matmul measured here)"
+            )
+        elif measured:
+            best = max(f.value for f in measured.values())
             line += f" ({w.achieved_tflops / best:.0%} of the best matmul measured here)"
         out.append(line)
     out.append(

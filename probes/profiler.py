@@ -26,7 +26,14 @@ from probes.timing import Deadline, cuda_event, percentile, sync
 from probes.workloads import LoadedWorkload, batch_nbytes, batch_size, is_pinned, to_device
 from recommender.profile import StageTiming, Utilization, WorkloadProfile
 
-__all__ = ["MAX_STEPS", "StepTimes", "WorkloadRun", "count_flops", "profile_workload"]
+__all__ = [
+    "MAX_STEPS",
+    "StepTimes",
+    "WorkloadRun",
+    "count_flops",
+    "prepare_flop_counter",
+    "profile_workload",
+]
 
 MAX_STEPS = 1000
 WARMUP_STEPS = 2
@@ -75,6 +82,13 @@ def _one_step(wl: LoadedWorkload, device: torch.device) -> float:
     wl.step(to_device(_next_batch(wl, 0), device))
     sync(device)
     return time.perf_counter() - t0
+
+
+def prepare_flop_counter() -> None:
+    """Pay FlopCounterMode's one-off start-up (it imports sympy: seconds on a small VM)."""
+    x = torch.ones(2, 2)
+    with FlopCounterMode(display=False):
+        x @ x
 
 
 def count_flops(wl: LoadedWorkload, device: torch.device) -> float | None:
@@ -206,7 +220,11 @@ def profile_workload(
     max_steps: int = MAX_STEPS,
     flops: bool = True,
 ) -> WorkloadRun:
-    """Warm up, count FLOPs, then time steps until ``max_steps`` or ``deadline``."""
+    """Warm up, count FLOPs, then time steps until ``max_steps`` or ``deadline``.
+
+    Call :func:`prepare_flop_counter` first when ``flops`` is on, or its start-up cost
+    lands in this phase.
+    """
     cuda = device.type == "cuda"
     if cuda:
         torch.cuda.reset_peak_memory_stats(device)

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from rich.console import Console, Group, RenderableType
+from rich.markup import escape
 from rich.panel import Panel
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -136,8 +137,8 @@ def diagnoses_view(diagnoses: list[Diagnosis]) -> RenderableType:
     lines: list[str] = []
     for d in diagnoses:
         style = _SEVERITY[d.severity]
-        lines.append(f"[{style}]{d.severity}[/] [bold]{d.code}[/]: {d.message}")
-        lines += [f"    - {r}" for r in d.remedies]
+        lines.append(f"[{style}]{d.severity}[/] [bold]{d.code}[/]: {escape(d.message)}")
+        lines += [f"    - {escape(r)}" for r in d.remedies]
     return Panel("\n".join(lines) or "no findings", title="Doctor", expand=False)
 
 
@@ -155,8 +156,8 @@ def _header(p: Profile) -> str:
         if v
     )
     mem = f"{m.memory_bytes / 2**30:.0f} GiB" if m.memory_bytes else "? GiB"
-    return (
-        f"[bold]{m.hostname}[/] ({where}): {m.cpu_model or 'CPU'}, {m.vcpus} vCPUs, {mem}; "
+    return escape(
+        f"{m.hostname} ({where}): {m.cpu_model or 'CPU'}, {m.vcpus} vCPUs, {mem}; "
         f"device {m.device}: {acc}; {versions}; probe ran {_num(p.elapsed_s)} of "
         f"{_num(p.budget_s)} s"
     )
@@ -169,7 +170,7 @@ def render(profile: Profile) -> RenderableType:
         parts.append(_workload(profile.workload))
     c = profile.classification
     if c is not None:
-        body = "\n".join(f"- {r}" for r in c.reasons)
+        body = "\n".join(f"- {escape(r)}" for r in c.reasons)
         parts.append(
             Panel(body, title=f"[bold]{c.bound}[/], limited by {c.limiting_stage}", expand=False)
         )

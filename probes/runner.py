@@ -23,18 +23,27 @@ from probes.decode import decode_mbs_per_core
 from probes.device import machine_facts
 from probes.matmul import MATMUL_PRECISIONS, matmul_tflops
 from probes.memory import memory_bandwidth_gbs
-from probes.profiler import WorkloadRun, profile_workload
+from probes.profiler import WorkloadRun, prepare_flop_counter, profile_workload
 from probes.storage import storage_read_mbs
 from probes.timing import Budget, Deadline
 from probes.transfer import host_device_bandwidth, peer_bandwidth_gbs
 from probes.workloads import LoadedWorkload, WorkloadLoadError, load_workload
 from recommender import __version__
-from recommender.catalog import Accelerator, Catalog, CatalogError, load_catalog
+from recommender.catalog import (
+    Accelerator,
+    AcceleratorNames,
+    CatalogError,
+    default_catalog_dir,
+)
+from recommender.catalog.schema import AcceleratorFile
+from recommender.catalog.yamlfile import load_document
 from recommender.profile import Capabilities, Diagnosis, Machine, Profile
 
 __all__ = ["DEFAULT_WORKLOAD", "PHASES", "DeviceUnavailableError", "ProbeOptions", "run_probe"]
 
 DEFAULT_WORKLOAD = "reference:transformer-train"
+# Counting FLOPs costs a one-off start-up of a second or two: not worth it in tiny budgets.
+MIN_SECONDS_FOR_FLOPS = 8.0
 # Relative shares of the budget; phases that do not apply give their share to the others.
 PHASES: dict[str, float] = {
     "workload": 0.40,
@@ -73,11 +82,12 @@ class _Run:
     device: torch.device
     machine: Machine
     spec: Accelerator | None
-    catalog: Catalog | None
+    accelerators: list[Accelerator]
     caps: Capabilities = field(default_factory=Capabilities)
     diagnoses: list[Diagnosis] = field(default_factory=list)
     workload: LoadedWorkload | None = None
     workload_run: WorkloadRun | None = None
+    count_flops: bool = False
 
 
 def _choose_device(requested: str) -> tuple[torch.device, list[Diagnosis]]:
@@ -91,10 +101,12 @@ def _choose_device(requested: str) -> tuple[torch.device, list[Diagnosis]]:
     return torch.device("cpu"), diagnoses
 
 
-def _load_catalog(diagnoses: list[Diagnosis]) -> Catalog | None:
+def _load_accelerators(diagnoses: list[Diagnosis]) -> list[Accelerator]:
+    """The catalog's spec sheets (only ``accelerators.yaml``: the cloud files are not needed)."""
     try:
-        return load_catalog()
-    except CatalogError as exc:
+        path = default_catalog_dir() / "accelerators.yaml"
+        return load_document(path, AcceleratorFile).model.accelerators
+    except (CatalogError, OSError) as exc:
         diagnoses.append(
             Diagnosis(
                 code="catalog-unavailable",
@@ -103,17 +115,17 @@ def _load_catalog(diagnoses: list[Diagnosis]) -> Catalog | None:
                 "reported without spec-sheet peaks",
             )
         )
-        return None
+        return []
 
 
 def _bigger_gpus(run: _Run) -> list[str]:
     """Up to three catalog GPUs with more memory than this one (for OOM remedies)."""
     gpus = run.machine.gpus
     have = gpus[0].memory_total_bytes if gpus else None
-    if run.catalog is None or have is None:
+    if have is None:
         return []
     bigger = sorted(
-        (a for a in run.catalog.accelerators if a.vendor == "nvidia" and a.memory_gb * 1e9 > have),
+        (a for a in run.accelerators if a.vendor == "nvidia" and a.memory_gb * 1e9 > have),
         key=lambda a: a.memory_gb,
     )
     return [a.id for a in bigger[:3]]
@@ -122,7 +134,7 @@ def _bigger_gpus(run: _Run) -> list[str]:
 def _phase_workload(run: _Run, deadline: Deadline) -> None:
     if run.workload is None:
         return
-    run.workload_run = profile_workload(run.workload, run.device, deadline)
+    run.workload_run = profile_workload(run.workload, run.device, deadline, flops=run.count_flops)
     if run.device.type == "cuda":
         run.diagnoses += doctor.gpu_unused(run.workload_run)
 
@@ -254,13 +266,19 @@ def run_probe(opts: ProbeOptions, *, budget: Budget | None = None) -> Profile:
     budget = budget or Budget(opts.seconds, reserve_s=0.5 + 0.03 * opts.seconds)
     opts.on_phase("setup")
     device, diagnoses = _choose_device(opts.device)
-    catalog = _load_catalog(diagnoses)
-    machine, spec = machine_facts(
-        "cuda" if device.type == "cuda" else "cpu", catalog.names if catalog else None
-    )
-    run = _Run(opts, device, machine, spec, catalog, diagnoses=diagnoses)
+    accelerators = _load_accelerators(diagnoses)
+    names = AcceleratorNames(accelerators) if accelerators else None
+    machine, spec = machine_facts("cuda" if device.type == "cuda" else "cpu", names)
+    run = _Run(opts, device, machine, spec, accelerators, diagnoses=diagnoses)
     if "workload" in opts.phases:
         run.workload = _load_workload(run)
+        if run.workload is not None and opts.seconds >= MIN_SECONDS_FOR_FLOPS:
+            prepare_flop_counter()
+            run.count_flops = True
+        elif run.workload is not None:
+            run.caps.skipped.append(
+                f"workload FLOPs: not counted in a budget under {MIN_SECONDS_FOR_FLOPS:g} s"
+            )
     _run_phases(run, budget, opts.on_phase)
     opts.on_phase("report")
     return _assemble(run, budget)

@@ -111,7 +111,7 @@ def _import(module: str, spec: str) -> Any:
         sys.modules[name] = mod
         mod_spec.loader.exec_module(mod)
         return mod
-    if os.getcwd() not in sys.path:
+    if sys.path[:1] != [os.getcwd()]:  # as `python -m` does: the current directory first
         sys.path.insert(0, os.getcwd())
     try:
         return importlib.import_module(module)

@@ -41,7 +41,7 @@ def test_heavy_compute_with_instant_data_is_compute_bound() -> None:
 
 
 def test_flops_bytes_and_throughput_are_measured() -> None:
-    w = _run("linear", seconds=0.3, max_steps=50)
+    w = _run("linear", seconds=3.0, max_steps=50)
     assert w.batch_size == BATCH and w.devices_used == 0
     assert w.flops_per_sample == 2 * IN * OUT
     assert w.flops_per_step == 2 * IN * OUT * BATCH

@@ -43,6 +43,14 @@ def _device_nodes() -> bool:
     return bool(glob.glob("/dev/nvidia[0-9]*"))
 
 
+def _nvml_works() -> bool:
+    lib = nvml()
+    if lib is None:
+        return False
+    lib.nvmlShutdown()
+    return True
+
+
 def load_cudart() -> str:
     """Load the CUDA runtime torch was built against; return its path or raise OSError."""
     major = (torch.version.cuda or "").split(".")[0]
@@ -170,7 +178,7 @@ def environment_checks(requested: str) -> list[Diagnosis]:
                     remedies=["drop --device cpu (or pass --device cuda) to measure the GPU"],
                 )
             )
-        elif nvml() is None:
+        elif not _nvml_works():
             out.append(
                 Diagnosis(
                     code="nvml-unavailable",

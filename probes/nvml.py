@@ -6,6 +6,7 @@ Everything degrades to ``None`` / empty when NVML (``nvidia-ml-py`` and the driv
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from types import ModuleType
@@ -13,7 +14,7 @@ from typing import Any, TypeVar
 
 from recommender.profile import GpuFacts
 
-__all__ = ["DriverInfo", "UtilizationSampler", "nvml", "nvml_gpus"]
+__all__ = ["DriverInfo", "UtilizationSampler", "nvml", "nvml_gpus", "nvml_id_for_cuda"]
 
 T = TypeVar("T")
 
@@ -89,11 +90,33 @@ def nvml_gpus() -> tuple[list[GpuFacts], DriverInfo]:
         _try(lib.nvmlShutdown)
 
 
-class UtilizationSampler:
-    """Samples one GPU's utilisation (% of time a kernel ran) every ``interval_s`` seconds."""
+def nvml_id_for_cuda(cuda_index: int) -> int | str:
+    """NVML's index (or UUID) of CUDA device ``cuda_index``, through CUDA_VISIBLE_DEVICES.
 
-    def __init__(self, index: int, interval_s: float = 0.1) -> None:
-        self.index = index
+    NVML numbers every GPU in the machine; CUDA numbers only the visible ones.
+    """
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")]
+    visible = [v for v in visible if v]
+    if cuda_index >= len(visible):
+        return cuda_index
+    chosen = visible[cuda_index]
+    return int(chosen) if chosen.isdigit() else chosen
+
+
+def _handle(lib: ModuleType, gpu: int | str) -> object:
+    if isinstance(gpu, int):
+        return lib.nvmlDeviceGetHandleByIndex(gpu)
+    return lib.nvmlDeviceGetHandleByUUID(gpu)
+
+
+class UtilizationSampler:
+    """Samples one GPU's utilisation (% of time a kernel ran) every ``interval_s`` seconds.
+
+    ``gpu`` is an NVML index or UUID (see :func:`nvml_id_for_cuda`).
+    """
+
+    def __init__(self, gpu: int | str, interval_s: float = 0.1) -> None:
+        self.gpu = gpu
         self.interval_s = interval_s
         self.samples: list[float] = []
         self.available = False
@@ -104,8 +127,9 @@ class UtilizationSampler:
         lib = nvml()
         if lib is None:
             return self
-        handle = _try(lambda: lib.nvmlDeviceGetHandleByIndex(self.index))
+        handle = _try(lambda: _handle(lib, self.gpu))
         if handle is None:
+            _try(lib.nvmlShutdown)
             return self
         self.available = True
         self._thread = threading.Thread(target=self._run, args=(lib, handle), daemon=True)

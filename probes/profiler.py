@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from probes.nvml import UtilizationSampler
+from probes.nvml import UtilizationSampler, nvml_id_for_cuda
 from probes.timing import Deadline, cuda_event, percentile, sync
 from probes.workloads import LoadedWorkload, batch_nbytes, batch_size, is_pinned, to_device
 from recommender.profile import StageTiming, Utilization, WorkloadProfile
@@ -232,7 +232,7 @@ def profile_workload(
     flops_per_step = (
         count_flops(wl, device) if flops and deadline.remaining() > 3 * estimate else None
     )
-    sampler = UtilizationSampler(device.index or 0) if cuda else None
+    sampler = UtilizationSampler(nvml_id_for_cuda(device.index or 0)) if cuda else None
     with sampler or contextlib.nullcontext():
         loop = _measure_steps(wl, device, deadline, estimate, max_steps)
     times = _split(loop.marks, loop.origin, loop.wall_s)

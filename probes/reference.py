@@ -142,6 +142,8 @@ def cnn_train(device: torch.device) -> tuple[Batches, Step]:
 
     def step(batch: tuple[torch.Tensor, torch.Tensor]) -> None:
         x, y = batch
+        if _gpu(device):
+            x = x.contiguous(memory_format=torch.channels_last)
         with _autocast(device):
             loss = F.cross_entropy(model(x), y)
         torch.autograd.backward(loss)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from types import SimpleNamespace
+from unittest.mock import Mock
 
+import pynvml
 import pytest
 
+from probes import nvml as nvml_module
 from probes.device import cpu_model, detect_cloud, identify_accelerator, machine_facts
-from probes.nvml import DriverInfo
+from probes.nvml import DriverInfo, UtilizationSampler, nvml_gpus, nvml_id_for_cuda
 from recommender.catalog import Catalog
 from recommender.profile import GpuFacts
 
@@ -97,3 +102,66 @@ def test_machine_facts_on_a_gpu_host(catalog: Catalog) -> None:
 def test_machine_facts_on_the_cpu_names_no_accelerator(catalog: Catalog) -> None:
     machine, spec = machine_facts("cpu", catalog.names, gpus=[])
     assert spec is None and machine.accelerator is None and machine.device == "cpu"
+
+
+def _fake_nvml() -> Mock:
+    """A pynvml module (mocked from the real one) describing one H200."""
+    lib = Mock(spec=pynvml)
+    lib.NVMLError = pynvml.NVMLError
+    lib.nvmlDeviceGetCount.return_value = 1
+    lib.nvmlDeviceGetName.return_value = "NVIDIA H200"
+    lib.nvmlDeviceGetMemoryInfo.return_value = SimpleNamespace(total=150_754_820_096)
+    lib.nvmlDeviceGetEnforcedPowerLimit.return_value = 700_000
+    lib.nvmlDeviceGetCudaComputeCapability.return_value = (9, 0)
+    lib.nvmlDeviceGetCurrPcieLinkGeneration.return_value = 5
+    lib.nvmlDeviceGetMaxPcieLinkGeneration.return_value = 5
+    lib.nvmlDeviceGetCurrPcieLinkWidth.return_value = 16
+    lib.nvmlDeviceGetMaxPcieLinkWidth.return_value = 16
+    lib.nvmlDeviceGetMaxClockInfo.side_effect = pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
+    lib.nvmlSystemGetDriverVersion.return_value = "550.54.15"
+    lib.nvmlSystemGetCudaDriverVersion.return_value = 12040
+    lib.nvmlDeviceGetUtilizationRates.return_value = SimpleNamespace(gpu=87, memory=40)
+    return lib
+
+
+def test_nvml_facts_and_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    lib = _fake_nvml()
+    monkeypatch.setattr(nvml_module, "nvml", lambda: lib)
+    (gpu,), driver = nvml_gpus()
+    assert gpu.name == "NVIDIA H200" and gpu.memory_total_bytes == 150_754_820_096
+    assert gpu.power_limit_w == 700.0 and gpu.compute_capability == "9.0"
+    assert (gpu.pcie_gen_current, gpu.pcie_width_max) == (5, 16)
+    assert gpu.sm_clock_max_mhz is None  # NOT_SUPPORTED is no figure, not a failure
+    assert (driver.driver, driver.cuda) == ("550.54.15", "12.4")
+    lib.nvmlShutdown.assert_called_once()
+
+
+def test_the_sampler_collects_utilisation(monkeypatch: pytest.MonkeyPatch) -> None:
+    lib = _fake_nvml()
+    monkeypatch.setattr(nvml_module, "nvml", lambda: lib)
+    with UtilizationSampler("GPU-1234", interval_s=0.01) as sampler:
+        time.sleep(0.05)
+    assert sampler.available and sampler.mean() == 87.0 and len(sampler.samples) >= 2
+    lib.nvmlDeviceGetHandleByUUID.assert_called_once_with("GPU-1234")
+
+
+def test_without_nvml_there_is_nothing_to_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(nvml_module, "nvml", lambda: None)
+    with UtilizationSampler(0) as sampler:
+        time.sleep(0.01)
+    assert not sampler.available and sampler.mean() is None
+    assert nvml_gpus()[0] == []
+
+
+@pytest.mark.parametrize(
+    ("visible", "index", "expected"),
+    [(None, 1, 1), ("2,3", 1, 3), ("GPU-aa,GPU-bb", 0, "GPU-aa"), ("5", 2, 2)],
+)
+def test_cuda_indices_map_to_nvml_through_visible_devices(
+    monkeypatch: pytest.MonkeyPatch, visible: str | None, index: int, expected: int | str
+) -> None:
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert nvml_id_for_cuda(index) == expected

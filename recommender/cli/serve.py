@@ -6,18 +6,37 @@ never race to create tables; the workers then start with ``auto_migrate`` off.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import os
+import socket
 from typing import Annotated, Any
 
 import typer
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from recommender.cli._app import CatalogDirOption, app
 from recommender.cli._output import err
 from recommender.cli._service import DatabaseUrlOption, open_database, settings_or_exit
 from recommender.settings import Settings
 
-__all__ = ["log_config", "serve"]
+__all__ = ["NoDelayH11Protocol", "log_config", "serve"]
+
+
+class NoDelayH11Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with TCP_NODELAY on every connection.
+
+    With ``--workers`` > 1 uvicorn binds the listening socket itself with ``proto`` 0, and
+    asyncio only disables Nagle's algorithm on accepted sockets whose ``proto`` is TCP; each
+    keep-alive response then waits ~40 ms for the client's delayed ACK
+    (https://github.com/Kludex/uvicorn/issues/3149). Setting the option here fixes both paths.
+    """
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super().connection_made(transport)
 
 
 def log_config(level: str) -> dict[str, Any]:
@@ -72,6 +91,7 @@ def serve(
         "access_log": access_log,
         "log_config": log_config(settings.log_level),
         "log_level": settings.log_level,
+        "http": NoDelayH11Protocol,
     }
     if workers == 1:
         uvicorn.run(create_app(settings.model_copy(update={"auto_migrate": False})), **common)

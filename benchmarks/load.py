@@ -1,0 +1,221 @@
+"""Load on the HTTP service: concurrent recommendations and profile uploads over loopback.
+
+Starts ``recommender serve`` in a subprocess (uvicorn, a scratch SQLite file in WAL mode,
+the bundled catalog) unless ``--url`` names a running service, creates an API key, then for
+``--seconds`` (after a warm-up) keeps ``--concurrency`` recommendation requests and
+``--uploaders`` profile uploads in flight with httpx's AsyncClient. Workloads vary (model
+size, kind, precision, constraints, objective, top), so nothing is answered twice alike.
+
+Prints requests/s, p50/p90/p99 latency per kind, the error count, and profiles accepted vs
+profiles the service then reports stored (they must be equal: nothing lost). Exits 1 on any
+error or lost profile.
+
+    python benchmarks/load.py [--seconds 20] [--workers 2] [--concurrency 16] [--uploaders 2]
+    python benchmarks/load.py --url http://127.0.0.1:8000 --api-key rk_...
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+CLI = [sys.executable, "-c", "from recommender.cli import main; main()"]
+PROFILE = Path(__file__).resolve().parents[1] / "tests" / "api" / "data" / "profile.json"
+
+
+@dataclass
+class Tally:
+    """Latencies (seconds) of successful requests, and the failures, of one kind."""
+
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def percentile(self, q: float) -> float:
+        if not self.latencies:
+            return float("nan")
+        return statistics.quantiles(self.latencies, n=1000, method="inclusive")[int(q * 10) - 1]
+
+
+def workloads(seed: int) -> Iterator[dict[str, Any]]:
+    """An endless, varied stream of recommendation requests."""
+    rng = random.Random(seed)
+    while True:
+        kind = rng.choice(["training", "training", "inference"])
+        params = 10 ** rng.uniform(7.5, 10.3)
+        body: dict[str, Any] = {
+            "name": f"load-{kind}-{params:.2e}",
+            "kind": kind,
+            "model": {"parameters": params, "flops_per_sample": params * rng.uniform(200, 6000)},
+            "precision": rng.choice(["bf16", "fp16", "fp32"]),
+            "batch_size": rng.choice([1, 8, 16, 32, 64]),
+            "objective": rng.choice(["cheapest", "fastest", "balanced"]),
+            "top": rng.choice([1, 3, 5, 10]),
+        }
+        if kind == "training":
+            body["data"] = {"samples": 10 ** rng.uniform(4, 7), "epochs": rng.choice([1, 2, 3])}
+        if rng.random() < 0.3:
+            body["constraints"] = {"clouds": [rng.choice(["aws", "gcp", "azure"])]}
+        if rng.random() < 0.2:
+            body["constraints"] = {"spot": False, "max_gpus": rng.choice([1, 2, 4, 8])}
+        yield body
+
+
+async def recommend_loop(
+    client: httpx.AsyncClient, stream: Iterator[dict[str, Any]], until: float, tally: Tally
+) -> None:
+    while time.perf_counter() < until:
+        body = next(stream)
+        started = time.perf_counter()
+        try:
+            r = await client.post("/v1/recommendations", json=body)
+        except httpx.HTTPError as exc:
+            tally.errors.append(f"{type(exc).__name__}: {exc}")
+            continue
+        if r.status_code == 201 and r.json()["picks"] is not None:
+            tally.latencies.append(time.perf_counter() - started)
+        else:
+            tally.errors.append(f"{r.status_code}: {r.text[:200]}")
+
+
+async def upload_loop(
+    client: httpx.AsyncClient, doc: dict[str, Any], key: str, until: float, tally: Tally
+) -> None:
+    headers = {"Authorization": f"Bearer {key}"}
+    while time.perf_counter() < until:
+        doc["machine"]["hostname"] = f"vm-{uuid.uuid4().hex[:8]}"
+        started = time.perf_counter()
+        try:
+            r = await client.post("/v1/profiles", json=doc, headers=headers)
+        except httpx.HTTPError as exc:
+            tally.errors.append(f"{type(exc).__name__}: {exc}")
+            continue
+        if r.status_code == 201:
+            tally.latencies.append(time.perf_counter() - started)
+        else:
+            tally.errors.append(f"{r.status_code}: {r.text[:200]}")
+
+
+async def drive(args: argparse.Namespace, url: str, key: str) -> tuple[Tally, Tally, int, float]:
+    run = uuid.uuid4().hex[:8]
+    doc = json.loads(PROFILE.read_text())
+    doc["workload"]["name"] = f"load-{run}"
+    limits = httpx.Limits(max_connections=args.concurrency + args.uploaders + 4)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+        warm = time.perf_counter() + args.warmup
+        stream = workloads(0)
+        await asyncio.gather(
+            *(recommend_loop(client, stream, warm, Tally()) for _ in range(args.concurrency))
+        )
+        recs, ups = Tally(), Tally()
+        started = time.perf_counter()
+        until = started + args.seconds
+        await asyncio.gather(
+            *(recommend_loop(client, stream, until, recs) for _ in range(args.concurrency)),
+            *(upload_loop(client, doc, key, until, ups) for _ in range(args.uploaders)),
+        )
+        elapsed = time.perf_counter() - started
+        listed = await client.get("/v1/profiles", params={"workload": doc["workload"]["name"]})
+        stored = int(listed.json()["total"])
+    return recs, ups, stored, elapsed
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def served(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
+    """A fresh service on loopback with a scratch database; yields (url, api key)."""
+    with tempfile.TemporaryDirectory(prefix="recommender-load-") as tmp:
+        env = {**os.environ, "RECOMMENDER_DATABASE_URL": f"sqlite:///{tmp}/load.db"}
+        env["RECOMMENDER_CATALOG_POLL_SECONDS"] = "0"
+        create = [*CLI, "apikey", "create", "--name", "load"]
+        key = subprocess.run(create, env=env, capture_output=True, text=True, check=True).stdout
+        port = _free_port()
+        cmd = [*CLI, "serve", "--port", str(port), "--workers", str(args.workers)]
+        proc = subprocess.Popen([*cmd, "--no-access-log"], env=env, stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_ready(url, proc)
+            yield url, key.strip()
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=30)
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the service exited with {proc.returncode} before it was ready")
+        with contextlib.suppress(httpx.TransportError):
+            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                return
+        time.sleep(0.2)
+    raise SystemExit("the service was not ready within 120 s")
+
+
+def report(args: argparse.Namespace, recs: Tally, ups: Tally, stored: int, elapsed: float) -> bool:
+    server = args.url if args.url else f"{args.workers} uvicorn worker(s), SQLite (WAL)"
+    print(
+        f"{elapsed:.1f} s on {os.cpu_count()} CPU(s), load average before {args.load_before:.2f}; "
+        f"server: {server}; clients: {args.concurrency} recommending, {args.uploaders} "
+        "uploading (httpx AsyncClient, one process)"
+    )
+    for name, t in (("recommendations", recs), ("profile uploads", ups)):
+        p50, p90, p99 = (t.percentile(q) * 1e3 for q in (50, 90, 99))
+        print(
+            f"  {name:16} {len(t.latencies) / elapsed:7.1f} req/s   p50 {p50:6.1f} ms"
+            f"   p90 {p90:6.1f} ms   p99 {p99:6.1f} ms   errors {len(t.errors)}"
+        )
+    accepted = len(ups.latencies)
+    print(f"  profiles accepted {accepted}, stored {stored}")
+    for err in (recs.errors + ups.errors)[:5]:
+        print(f"  error: {err}")
+    return not recs.errors and not ups.errors and accepted == stored
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=20.0, help="Measured duration.")
+    parser.add_argument("--warmup", type=float, default=3.0, help="Unmeasured seconds first.")
+    parser.add_argument("--concurrency", type=int, default=16, help="Recommendations in flight.")
+    parser.add_argument("--uploaders", type=int, default=2, help="Profile uploads in flight.")
+    parser.add_argument("--workers", type=int, default=2, help="uvicorn workers to start.")
+    parser.add_argument("--url", help="Target a running service instead of starting one.")
+    parser.add_argument("--api-key", help="With --url: a key that may upload profiles.")
+    args = parser.parse_args()
+    args.load_before = os.getloadavg()[0]
+    if args.url:
+        if not args.api_key:
+            parser.error("--url needs --api-key (profile uploads need a key)")
+        recs, ups, stored, elapsed = asyncio.run(drive(args, args.url, args.api_key))
+    else:
+        with served(args) as (url, key):
+            recs, ups, stored, elapsed = asyncio.run(drive(args, url, key))
+    sys.exit(0 if report(args, recs, ups, stored, elapsed) else 1)
+
+
+if __name__ == "__main__":
+    main()

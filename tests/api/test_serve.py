@@ -80,3 +80,34 @@ def test_serve_answers_and_stops_cleanly(
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "Serving on http://127.0.0.1" in err and key.split("_", 2)[2] not in err
+
+
+def test_connections_get_tcp_nodelay_even_from_a_proto_0_listener() -> None:
+    """uvicorn's multi-worker listener has proto 0, so asyncio leaves Nagle on; ours doesn't."""
+    import asyncio
+    from unittest.mock import Mock
+
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    from recommender.cli.serve import NoDelayH11Protocol
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # proto 0, like uvicorn's
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    client = socket.create_connection(listener.getsockname())
+    accepted, _ = listener.accept()
+    try:
+        assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
+        config = uvicorn.Config(app=Mock())
+        config.load()
+        transport = Mock(spec=asyncio.Transport)
+        transport.get_extra_info.side_effect = lambda name, default=None: (
+            accepted if name == "socket" else default
+        )
+        protocol = NoDelayH11Protocol(config=config, server_state=ServerState(), app_state={})
+        protocol.connection_made(transport)
+        assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+    finally:
+        for s in (client, accepted, listener):
+            s.close()

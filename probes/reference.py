@@ -2,9 +2,10 @@
 
 Each follows the ``module:function`` contract (takes a ``torch.device``, returns
 ``(batches, step)``) and has two sizes: a tiny one that runs on a CPU in seconds and a
-realistic one for a GPU (bf16 autocast). Batches come from a small pool made up front, so
-the loader is nearly free, except ``cnn-train``, whose loader does the CPU augmentation
-(flip, uint8 -> float, normalise) a torchvision pipeline does, into pageable memory.
+realistic one for a GPU (bf16 autocast; fp16 on GPUs without bf16). Batches come from a
+small pool made up front, so the loader is nearly free, except ``cnn-train``, whose loader
+does the CPU augmentation (flip, uint8 -> float, normalise) a torchvision pipeline does, into
+pageable memory.
 
 - ``transformer-train``: GPT-style decoder language-model training step (AdamW).
 - ``cnn-train``: ResNet-style image classifier training step (SGD, momentum).
@@ -24,7 +25,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 from torch import nn
 
-__all__ = ["REFERENCE", "ReferenceInfo", "WorkloadKind"]
+__all__ = ["REFERENCE", "ReferenceInfo", "WorkloadKind", "compute_dtype"]
 
 WorkloadKind = Literal["training", "inference"]
 
@@ -43,9 +44,16 @@ def _gpu(device: torch.device) -> bool:
     return device.type == "cuda"
 
 
+def compute_dtype(device: torch.device) -> torch.dtype:
+    """bf16 on GPUs that have it (Ampere and later), fp16 on older ones, fp32 on the CPU."""
+    if not _gpu(device):
+        return torch.float32
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
 def _autocast(device: torch.device) -> contextlib.AbstractContextManager[object]:
     if _gpu(device):
-        return torch.autocast("cuda", dtype=torch.bfloat16)
+        return torch.autocast("cuda", dtype=compute_dtype(device))
     return contextlib.nullcontext()
 
 
@@ -231,7 +239,7 @@ def llm_decode(device: torch.device) -> tuple[Batches, Step]:
     vocab, d, layers, heads, cache, batch = (
         (32000, 2048, 16, 16, 1024, 32) if _gpu(device) else (2048, 128, 2, 4, 64, 4)
     )
-    dtype = torch.bfloat16 if _gpu(device) else torch.float32
+    dtype = compute_dtype(device)
     with torch.device(device):
         embed = nn.Embedding(vocab, d).to(dtype)
         blocks = nn.ModuleList(_CachedAttention(d, heads, batch, cache) for _ in range(layers))

@@ -212,7 +212,7 @@ def _applies(name: str, run: _Run) -> str | None:
 
 
 def _run_phase(run: _Run, name: str, deadline: Deadline) -> None:
-    """One phase; CUDA OOM and workload errors become diagnoses."""
+    """One phase; CUDA OOM, a failing workload or benchmark become diagnoses, not crashes."""
     try:
         _PHASE_FUNCS[name](run, deadline)
     except torch.cuda.OutOfMemoryError as exc:
@@ -233,9 +233,21 @@ def _run_phase(run: _Run, name: str, deadline: Deadline) -> None:
             )
         )
     except Exception as exc:
-        if name != "workload":
-            raise
-        run.diagnoses.append(doctor.workload_failed(exc, run.opts.workload))
+        if name == "workload":
+            run.diagnoses.append(doctor.workload_failed(exc, run.opts.workload))
+            return
+        # A benchmark that breaks (a full disk, an op the driver lacks) costs its figure only.
+        reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        run.caps.skipped.append(f"{name}: failed ({reason})")
+        run.diagnoses.append(
+            Diagnosis(
+                code="benchmark-failed",
+                severity="warning",
+                message=f"the {name} benchmark failed: {reason}",
+                remedies=["the other figures stand; report this with the profile attached"]
+                + (["pass --scratch-dir on a disk with 1 GiB free"] if name == "storage" else []),
+            )
+        )
 
 
 def _run_phases(run: _Run, budget: Budget, on_phase: Callable[[str], None]) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from probes.reference import REFERENCE, WorkloadKind
+from probes.reference import REFERENCE, WorkloadKind, compute_dtype
 
 __all__ = [
     "LoadedWorkload",
@@ -158,6 +158,7 @@ def load_workload(spec: str, device: torch.device) -> LoadedWorkload:
                 + ", ".join(f"reference:{n}" for n in REFERENCE)
             )
         batches, step = info.make(device)
-        precision = "bf16" if device.type == "cuda" else "fp32"
+        dtype = compute_dtype(device)
+        precision = {torch.bfloat16: "bf16", torch.float16: "fp16"}.get(dtype, "fp32")
         return LoadedWorkload(spec, iter(batches), step, info.kind, precision)
     return _user(spec, device)

@@ -8,7 +8,7 @@ import shutil
 import pytest
 import torch
 
-from probes import doctor
+from probes import doctor, runner
 from probes.doctor import environment_checks, gpu_unused, host_link_check, oom_diagnosis
 from probes.profiler import StepTimes, WorkloadRun
 from probes.runner import DeviceUnavailableError, ProbeOptions, run_probe
@@ -148,3 +148,18 @@ def test_slow_host_link() -> None:
     (d,) = host_link_check(caps, 64.0, "gen 3 x16 of max gen 5 x16")
     assert d.code == "slow-host-link" and "16%" in d.message and "gen 3" in d.message
     assert host_link_check(caps, 16.0, None) == []
+
+
+def test_a_failing_benchmark_costs_only_its_figure(monkeypatch: pytest.MonkeyPatch) -> None:
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(runner, "storage_read_mbs", full_disk)
+    profile = run_probe(ProbeOptions(device="cpu", seconds=3, phases=("storage", "decode")))
+    assert profile.capabilities.storage_read_mbs is None
+    assert "storage: failed (OSError: [Errno 28] No space left on device)" in (
+        profile.capabilities.skipped
+    )
+    (d,) = [d for d in profile.diagnoses if d.code == "benchmark-failed"]
+    assert any("--scratch-dir" in r for r in d.remedies)
+    assert profile.capabilities.decode_mbs_per_core  # the next phase still ran

@@ -2,8 +2,9 @@
 
 Everything an endpoint needs hangs off :class:`Services` (built by the app factory, one per
 app): the settings, the database, the catalog state and the metrics. Keys travel as
-``Authorization: Bearer <key>``; a missing or wrong key is a 401 problem, a valid key that
-is not an admin key on an admin route a 403. Only a key's visible prefix is ever logged.
+``Authorization: Bearer <key>`` or ``X-API-Key: <key>``; a missing or wrong key is a 401
+problem, a valid key that is not an admin key on an admin route a 403. Only a key's visible
+prefix is ever logged.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request, Security
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from recommender.api.catalog_state import CatalogState
 from recommender.api.metrics import Metrics
@@ -42,7 +43,7 @@ class Services:
     metrics: Metrics
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:  # async: no threadpool hop
     services: Services = request.app.state.services
     return services
 
@@ -70,23 +71,31 @@ bearer = HTTPBearer(
     description="An API key from `recommender apikey create`, as `Authorization: Bearer <key>`.",
 )
 
+header = APIKeyHeader(
+    name="X-API-Key",
+    auto_error=False,
+    scheme_name="ApiKeyHeader",
+    description="The same key as `X-API-Key: <key>` (what `recommender probe --post-to` sends).",
+)
+
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="recommender"'}
 
 
 def require_key(
     services: ServicesDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+    header_key: Annotated[str | None, Security(header)],
 ) -> ApiKeyInfo:
     """The caller's API key; 401 problem when it is missing, malformed, unknown or revoked."""
-    if credentials is None:
+    key = credentials.credentials if credentials is not None else header_key
+    if not key:
         raise ProblemError(
             401,
             "missing-api-key",
-            "This endpoint needs an API key: send `Authorization: Bearer <key>` "
-            "(create one with `recommender apikey create --name NAME`).",
+            "This endpoint needs an API key: send `Authorization: Bearer <key>` or "
+            "`X-API-Key: <key>` (create one with `recommender apikey create --name NAME`).",
             headers=_CHALLENGE,
         )
-    key = credentials.credentials
     with services.db.session() as session:
         info = verify_key(session, key)
     if info is None:

@@ -59,12 +59,24 @@ def test_key_material_never_logged(
     assert secret not in caplog.text and wrong.split("_", 2)[2] not in caplog.text
 
 
+def test_x_api_key_header_works_too(
+    client: TestClient, api_key: str, profile_doc: dict[str, Any]
+) -> None:
+    ok = client.post("/v1/profiles", json=profile_doc, headers={"X-API-Key": api_key})
+    assert ok.status_code == 201
+    bad = client.post("/v1/profiles", json=profile_doc, headers={"X-API-Key": api_key + "x"})
+    assert_problem(bad, 401)
+
+
 def test_reads_are_open_by_default(client: TestClient) -> None:
     assert client.get("/v1/profiles").status_code == 200
     assert client.post("/v1/recommendations", json=workload()).status_code == 201
     schema = client.get("/openapi.json").json()
     assert "security" not in schema["paths"]["/v1/profiles"]["get"]
-    assert schema["paths"]["/v1/profiles"]["post"]["security"] == [{"ApiKey": []}]
+    assert schema["paths"]["/v1/profiles"]["post"]["security"] == [
+        {"ApiKey": []},
+        {"ApiKeyHeader": []},
+    ]
 
 
 def test_reads_can_require_a_key(make_settings: Callable[..., Settings]) -> None:
@@ -80,7 +92,7 @@ def test_reads_can_require_a_key(make_settings: Callable[..., Settings]) -> None
         assert client.get("/healthz").status_code == 200  # probes stay open
         assert client.get("/metrics").status_code == 200
         schema = client.get("/openapi.json").json()
-        assert schema["paths"]["/v1/profiles"]["get"]["security"] == [{"ApiKey": []}]
+        assert {"ApiKey": []} in schema["paths"]["/v1/profiles"]["get"]["security"]
         assert "401" in schema["paths"]["/v1/profiles"]["get"]["responses"]
 
 

@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
+from probes.upload import post_profile
+from recommender.profile import Profile
 from tests.api.conftest import workload
 
 pytestmark = pytest.mark.slow
@@ -73,6 +75,11 @@ def test_serve_answers_and_stops_cleanly(
             timeout=10,
         )
         assert up.status_code == 201
+        # What `recommender probe --post-to URL --api-key KEY` does.
+        sent = post_profile(Profile.model_validate(profile_doc), url, key)
+        assert sent.status == 201 and sent.body["hostname"] == "train-a100-1"
+        listed = httpx.get(f"{url}/v1/profiles", timeout=10).json()
+        assert listed["total"] == 2
         assert httpx.get(f"{url}{r.headers['location']}", timeout=10).status_code == 200
         assert httpx.get(f"{url}/docs", timeout=10).status_code == 200
     finally:

@@ -127,6 +127,7 @@ def storage_read_mbs(
             before = (lambda: _drop_cache(path)) if dropping else None
             if deadline.remaining() < write_s:
                 return None
+            # No warm-up: a warm read is exactly what must not be measured.
             samples = measure(
                 lambda: _read_all(fd, buf, size),
                 _CPU,

@@ -10,7 +10,7 @@ Prints requests/s, p50/p90/p99 latency per kind, the error count, and profiles a
 profiles the service then reports stored (they must be equal: nothing lost). Exits 1 on any
 error or lost profile.
 
-    python benchmarks/load.py [--seconds 20] [--workers 2] [--concurrency 16] [--uploaders 2]
+    python benchmarks/load.py [--seconds 20] [--workers 2] [--concurrency 8] [--uploaders 2]
     python benchmarks/load.py --url http://127.0.0.1:8000 --api-key rk_...
 """
 
@@ -200,7 +200,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="Measured duration.")
     parser.add_argument("--warmup", type=float, default=3.0, help="Unmeasured seconds first.")
-    parser.add_argument("--concurrency", type=int, default=16, help="Recommendations in flight.")
+    parser.add_argument("--concurrency", type=int, default=8, help="Recommendations in flight.")
     parser.add_argument("--uploaders", type=int, default=2, help="Profile uploads in flight.")
     parser.add_argument("--workers", type=int, default=2, help="uvicorn workers to start.")
     parser.add_argument("--url", help="Target a running service instead of starting one.")

@@ -118,3 +118,21 @@ def test_connections_get_tcp_nodelay_even_from_a_proto_0_listener() -> None:
     finally:
         for s in (client, accepted, listener):
             s.close()
+
+
+def test_worker_app_reads_the_environment_and_tunes_the_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, catalog_dir: Path
+) -> None:
+    from recommender.cli.serve import GIL_SWITCH_INTERVAL_S, worker_app
+
+    monkeypatch.setenv("RECOMMENDER_DATABASE_URL", f"sqlite:///{tmp_path}/w.db")
+    monkeypatch.setenv("RECOMMENDER_CATALOG_DIR", str(catalog_dir))
+    before = sys.getswitchinterval()
+    try:
+        app = worker_app()
+        assert sys.getswitchinterval() == pytest.approx(GIL_SWITCH_INTERVAL_S)
+    finally:
+        sys.setswitchinterval(before)
+    services = app.state.services
+    assert services.settings.database_url.endswith("/w.db")
+    assert services.catalogs.directory == catalog_dir

@@ -11,6 +11,7 @@ profiles the service then reports stored (they must be equal: nothing lost). Exi
 error or lost profile.
 
     python benchmarks/load.py [--seconds 20] [--workers 2] [--concurrency 8] [--uploaders 2]
+    python benchmarks/load.py --database-url postgresql+psycopg://postgres@127.0.0.1/test
     python benchmarks/load.py --url http://127.0.0.1:8000 --api-key rk_...
 """
 
@@ -148,7 +149,8 @@ def _free_port() -> int:
 def served(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
     """A fresh service on loopback with a scratch database; yields (url, api key)."""
     with tempfile.TemporaryDirectory(prefix="recommender-load-") as tmp:
-        env = {**os.environ, "RECOMMENDER_DATABASE_URL": f"sqlite:///{tmp}/load.db"}
+        database = args.database_url or f"sqlite:///{tmp}/load.db"
+        env = {**os.environ, "RECOMMENDER_DATABASE_URL": database}
         env["RECOMMENDER_CATALOG_POLL_SECONDS"] = "0"
         create = [*CLI, "apikey", "create", "--name", "load"]
         key = subprocess.run(create, env=env, capture_output=True, text=True, check=True).stdout
@@ -177,7 +179,8 @@ def _wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
 
 
 def report(args: argparse.Namespace, recs: Tally, ups: Tally, stored: int, elapsed: float) -> bool:
-    server = args.url if args.url else f"{args.workers} uvicorn worker(s), SQLite (WAL)"
+    backend = "PostgreSQL" if (args.database_url or "").startswith("postgres") else "SQLite (WAL)"
+    server = args.url if args.url else f"{args.workers} uvicorn worker(s), {backend}"
     print(
         f"{elapsed:.1f} s on {os.cpu_count()} CPU(s), load average before {args.load_before:.2f}; "
         f"server: {server}; clients: {args.concurrency} recommending, {args.uploaders} "
@@ -203,6 +206,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="Recommendations in flight.")
     parser.add_argument("--uploaders", type=int, default=2, help="Profile uploads in flight.")
     parser.add_argument("--workers", type=int, default=2, help="uvicorn workers to start.")
+    parser.add_argument(
+        "--database-url", help="Database for the started service (default: a scratch SQLite)."
+    )
     parser.add_argument("--url", help="Target a running service instead of starting one.")
     parser.add_argument("--api-key", help="With --url: a key that may upload profiles.")
     args = parser.parse_args()

@@ -200,15 +200,6 @@ def is_json_media_type(content_type: str | None) -> bool:
 async def _on_validation(request: Request, exc: Exception) -> ProblemResponse:
     assert isinstance(exc, RequestValidationError)
     errors = field_errors(exc.errors())
-    body_errors = [e for e in errors if e.location == "body"]
-    if body_errors and not is_json_media_type(request.headers.get("content-type")):
-        problem = Problem(
-            type=problem_type("unsupported-media-type"),
-            title="Unsupported Media Type",
-            status=415,
-            detail="Send the body as JSON with Content-Type: application/json.",
-        )
-        return _respond(request, problem)
     if any(e.type == "json_invalid" for e in errors):
         problem = Problem(
             type=problem_type("malformed-json"),

@@ -9,6 +9,7 @@ are validated in pydantic's strict JSON mode (one pass, no intermediate ``json.l
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, TypeVar
 
 from fastapi import Depends, Request
@@ -21,6 +22,9 @@ from recommender.api.problems import ProblemError, is_json_media_type
 __all__ = ["json_body", "request_body_openapi", "request_body_schemas"]
 
 M = TypeVar("M", bound=BaseModel)
+# What a body must contain for _screen to find anything: a NUL escape, NaN, Infinity, or an
+# exponent of three digits (1e309 overflows to inf). Most bodies skip the walk.
+_MAYBE_UNUSABLE = re.compile(rb"\\u0000|NaN|Infinity|[eE][+]?\d{3}")
 REF = "#/components/schemas/{model}"
 
 
@@ -46,7 +50,7 @@ def json_body(model: type[M]) -> Any:
             raise RequestValidationError(
                 [{**e, "loc": ("body", *e["loc"])} for e in errors]
             ) from None
-        unusable = _screen(parsed, ())
+        unusable = _screen(parsed, ()) if _MAYBE_UNUSABLE.search(raw) else None
         if unusable is not None:
             loc, message = unusable
             raise RequestValidationError([{"type": "value_error", "loc": loc, "msg": message}])

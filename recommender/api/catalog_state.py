@@ -99,6 +99,11 @@ class CatalogState:
         except CatalogError as exc:
             outcome = ReloadOutcome(now, loaded=False, problems=tuple(exc.problems))
             self._log_refusal(outcome)
+        except Exception as exc:  # unreadable directory, a loader bug: refused all the same
+            log.exception("loading the catalog at %s failed", self.directory)
+            problem = Problem(str(self.directory), None, "", f"{type(exc).__name__}: {exc}")
+            outcome = ReloadOutcome(now, loaded=False, problems=(problem,))
+            self._log_refusal(outcome)
         else:
             self.current = Loaded(catalog, now, seen, _prices_as_of(catalog, self.directory))
             outcome = ReloadOutcome(now, loaded=True, problems=catalog.warnings)

@@ -94,3 +94,18 @@ def test_starting_on_a_broken_catalog_is_not_ready_until_fixed(
         aws.write_text(aws.read_text().replace("gpus: 0", "gpus: 4"))
         _wait_for(lambda: client.get("/readyz").status_code == 200)
         assert client.post("/v1/recommendations", json=workload()).status_code == 201
+
+
+def test_an_unexpected_load_failure_is_a_refusal_too(
+    client: TestClient, admin_key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import recommender.api.catalog_state as catalog_state
+
+    def explode(directory: object) -> None:
+        raise PermissionError(13, "Permission denied", str(directory))
+
+    monkeypatch.setattr(catalog_state, "load_catalog", explode)
+    body = assert_problem(client.post("/v1/admin/reload", headers=bearer(admin_key)), 422)
+    assert "PermissionError" in body["problems"][0]["message"]
+    assert client.get("/v1/catalog/status").json()["offers"] == 18
+    assert client.post("/v1/recommendations", json=workload()).status_code == 201

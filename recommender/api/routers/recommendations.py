@@ -10,8 +10,8 @@ from fastapi import APIRouter, Response
 from recommender.api.body import json_body, request_body_openapi
 from recommender.api.deps import CatalogDep, ServicesDep
 from recommender.api.errors import not_found, unknown_accelerator, unusable_request
+from recommender.api.inputs import accelerator_field, load_profile
 from recommender.api.problems import problem_responses
-from recommender.api.routers.predictions import accelerator_field, load_profile
 from recommender.api.schemas import RecommendationRequest, StoredRecommendation
 from recommender.catalog import UnknownAcceleratorError
 from recommender.scoring import recommend

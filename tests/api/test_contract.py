@@ -41,11 +41,15 @@ CONFIG = SchemathesisConfig.from_dict(
 )
 
 
-def _app_on_scratch_files() -> tuple[FastAPI, Path]:
-    """The app under test: the small test catalog and a SQLite file in a scratch directory."""
-    root = Path(tempfile.mkdtemp(prefix="recommender-contract-"))
+SCRATCH = Path(tempfile.mkdtemp(prefix="recommender-contract-"))
+EXAMPLES = int(os.environ.get("RECOMMENDER_FUZZ_EXAMPLES", "25"))
+
+
+def _app_on_scratch_files(name: str, **changes: Any) -> FastAPI:
+    """An app under test: the small test catalog and a SQLite file in a scratch directory."""
+    root = SCRATCH / name
     catalog = root / "catalog"
-    catalog.mkdir()
+    catalog.mkdir(parents=True)
     shutil.copy(REPO / "catalogs" / "accelerators.yaml", catalog)
     for f in DATA.glob("*.yaml"):
         shutil.copy(f, catalog)
@@ -54,27 +58,50 @@ def _app_on_scratch_files() -> tuple[FastAPI, Path]:
         catalog_dir=catalog,
         catalog_poll_seconds=0,
         catalog_max_age_days=0,
+        **changes,
     )
-    return create_app(settings), root
+    return create_app(settings)
 
 
-APP, SCRATCH = _app_on_scratch_files()
-schema = schemathesis.openapi.from_dict(APP.openapi(), config=CONFIG)
-schema.app = APP  # requests go to the app in-process (what `from_asgi` sets up)
+def _schema(app: FastAPI) -> Any:
+    loaded = schemathesis.openapi.from_dict(app.openapi(), config=CONFIG)
+    loaded.app = app  # requests go to the app in-process (what `from_asgi` sets up)
+    return loaded
+
+
+OPEN = _app_on_scratch_files("open")
+LOCKED = _app_on_scratch_files("locked", require_key_for_reads=True)
+schema, locked_schema = _schema(OPEN), _schema(LOCKED)
+
+
+def _admin_header(app: FastAPI) -> dict[str, str]:
+    upgrade(services_of(app).db.engine)
+    return {"Authorization": f"Bearer {mint(app, admin=True, name='fuzzer')}"}
 
 
 @pytest.fixture(scope="module")
-def admin_auth() -> Iterator[dict[str, str]]:
-    upgrade(services_of(APP).db.engine)
-    yield {"Authorization": f"Bearer {mint(APP, admin=True, name='fuzzer')}"}
+def auth() -> Iterator[dict[str, dict[str, str]]]:
+    yield {"open": _admin_header(OPEN), "locked": _admin_header(LOCKED)}
     shutil.rmtree(SCRATCH, ignore_errors=True)
 
 
-@schema.parametrize()
-@settings(
-    max_examples=int(os.environ.get("RECOMMENDER_FUZZ_EXAMPLES", "25")),
+FUZZ = settings(
+    max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-def test_api_contract(case: Any, admin_auth: dict[str, str]) -> None:
-    case.call_and_validate(headers=admin_auth)
+
+
+@schema.parametrize()
+@FUZZ
+def test_api_contract(case: Any, auth: dict[str, dict[str, str]]) -> None:
+    case.call_and_validate(headers=auth["open"])
+
+
+@locked_schema.parametrize()
+@settings(FUZZ, max_examples=max(5, EXAMPLES // 3))
+def test_api_contract_with_keys_required_for_reads(
+    case: Any, auth: dict[str, dict[str, str]]
+) -> None:
+    """Every /v1 operation declares the key; `ignored_auth` checks each one refuses without it."""
+    case.call_and_validate(headers=auth["locked"])

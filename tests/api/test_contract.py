@@ -10,10 +10,10 @@ and the service answers those with 422 naming the field -- as its OpenAPI docume
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ CONFIG = SchemathesisConfig.from_dict(
 
 
 SCRATCH = Path(tempfile.mkdtemp(prefix="recommender-contract-"))
+atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)  # also when the tests are deselected
 EXAMPLES = int(os.environ.get("RECOMMENDER_FUZZ_EXAMPLES", "25"))
 
 
@@ -80,9 +81,8 @@ def _admin_header(app: FastAPI) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def auth() -> Iterator[dict[str, dict[str, str]]]:
-    yield {"open": _admin_header(OPEN), "locked": _admin_header(LOCKED)}
-    shutil.rmtree(SCRATCH, ignore_errors=True)
+def auth() -> dict[str, dict[str, str]]:
+    return {"open": _admin_header(OPEN), "locked": _admin_header(LOCKED)}
 
 
 FUZZ = settings(

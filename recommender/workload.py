@@ -204,6 +204,11 @@ class Targets(_Model):
         default=None, description="Edge: most one device may cost."
     )
     devices: PositiveInt | None = Field(default=None, description="Edge: units to deploy.")
+    startup_minutes: NonNegative = Field(
+        default=10.0,
+        description="Training: billed time before the first step (boot, image pull, data "
+        "staging, checkpoint load); added to every placement's hours.",
+    )
     energy_usd_per_kwh: Positive = 0.15
     lifetime_years: Positive = 3.0
 

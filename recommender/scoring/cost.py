@@ -1,8 +1,9 @@
 """What a prediction costs: training totals, inference fleets, per-million prices.
 
-- Training: hours = samples x epochs / throughput; cost = hours x price. Spot capacity is
-  preempted now and then: spot hours carry ``SPOT_RESTART_OVERHEAD`` extra for restarts from
-  the last checkpoint.
+- Training: hours = samples x epochs / throughput + the start-up time every placement pays
+  before its first step (``targets.startup_minutes``, default 10: boot, image pull, data
+  staging); cost = hours x price. Spot capacity is preempted now and then: spot compute hours
+  carry ``SPOT_RESTART_OVERHEAD`` extra for restarts from the last checkpoint.
 - Inference: replicas = ceil(target rate / per-instance rate); monthly = replicas x price x
   730 h; cost per million requests (or tokens, for LLM serving) at full load.
 """
@@ -40,6 +41,7 @@ def costs_of(w: Workload, p: Predictions, price: FloatArray, spot: npt.NDArray[n
         if w.kind == "training":
             hours = w.total_samples / p.throughput / 3600.0
             hours = np.where(spot, hours * (1.0 + SPOT_RESTART_OVERHEAD), hours)
+            hours = hours + w.targets.startup_minutes / 60.0
             nan = np.full_like(hours, np.nan)
             return Costs(hours, hours * price, np.ones_like(hours), nan, nan, None)
         rate = p.throughput

@@ -177,3 +177,14 @@ def test_top_must_be_positive(catalog: Catalog) -> None:
 def test_recommend_accepts_a_plain_mapping(catalog: Catalog) -> None:
     spec = make().model_dump()
     assert recommend(spec, catalog=catalog, top=1).picks
+
+
+def test_startup_time_is_billed_so_tiny_jobs_stay_small(catalog: Catalog) -> None:
+    tiny = make(data={"samples": 2e5, "source": "memory"})
+    pick = recommend(tiny, catalog=catalog, objective="cheapest", top=1).picks[0]
+    assert pick.predicted.total_hours is not None and pick.predicted.total_hours >= 10 / 60
+    assert pick.gpus == 1  # a ten-minute boot on eight GPUs costs more than the job itself
+    free = make(data={"samples": 2e5, "source": "memory"}, targets={"startup_minutes": 0})
+    no_boot = recommend(free, catalog=catalog, objective="cheapest", top=1).picks[0]
+    assert no_boot.predicted.total_hours is not None
+    assert no_boot.predicted.total_hours < pick.predicted.total_hours

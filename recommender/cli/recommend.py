@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -50,6 +51,16 @@ def _profile(path: Path | None) -> Profile | None:
         )
 
 
+R = TypeVar("R", Recommendation, Prediction)
+
+
+def _show(result: R, fmt: Format, as_table: Callable[[R], None]) -> None:
+    if fmt is Format.json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        as_table(result)
+
+
 @app.command("recommend")
 def recommend_command(
     workload: WorkloadArg,
@@ -70,10 +81,7 @@ def recommend_command(
         )
     except (UnknownAcceleratorError, ValueError) as exc:
         fail(str(exc))
-    if fmt is Format.json:
-        print_json(result.model_dump(mode="json"))
-    else:
-        _print_recommendation(result)
+    _show(result, fmt, _print_recommendation)
 
 
 def _print_recommendation(r: Recommendation) -> None:
@@ -151,10 +159,7 @@ def predict_command(
         result = predict(w, accelerator, gpus, catalog=catalog, profile=_profile(profile))
     except (UnknownAcceleratorError, ValueError) as exc:
         fail(str(exc))
-    if fmt is Format.json:
-        print_json(result.model_dump(mode="json"))
-    else:
-        _print_prediction(result)
+    _show(result, fmt, _print_prediction)
 
 
 def _print_prediction(p: Prediction) -> None:

@@ -88,8 +88,8 @@ def bandwidth(acc: Accelerator, _precision: str) -> float:
 
 def summary(name: str, errors: list[float]) -> str:
     return (
-        f"{name:<46} mean {statistics.fmean(errors):6.1f} %   median "
-        f"{statistics.median(errors):6.1f} %   n={len(errors)}"
+        f"{name:<46} mean {statistics.fmean(errors):6.2f} %   median "
+        f"{statistics.median(errors):6.2f} %   n={len(errors)}"
     )
 
 

@@ -138,6 +138,8 @@ def load_rows(path: Path = DATA) -> list[Row]:
             if group not in cache:
                 cache[group] = _workload(r["model"], r["task"], precision, batch)
             short, w = cache[group]
-            obs = Observation(w, _gpu(r["gpu"]), 1, float(r["throughput"]))
+            obs = Observation(
+                w, _gpu(r["gpu"]), 1, float(r["throughput"]), "|".join(map(str, group))
+            )
             rows.append(Row(short, group, obs))
     return rows

@@ -37,6 +37,7 @@ class Observation:
     accelerator: str  # canonical id
     gpus: int
     throughput: float  # measured, samples/s for the whole job
+    group: str | None = None  # observations of one run (model, task, batch) on other GPUs
 
 
 @dataclass(frozen=True)
@@ -115,10 +116,34 @@ def modelled_throughput(
     return out
 
 
+def _group_index(obs: Sequence[Observation]) -> tuple[npt.NDArray[np.int64], int]:
+    """Index of each observation's group (-1: none) and the number of groups."""
+    names = sorted({o.group for o in obs if o.group is not None})
+    return np.array([names.index(o.group) if o.group is not None else -1 for o in obs]), len(names)
+
+
+def common_level(obs: Sequence[Observation], catalog: Catalog, cal: Calibration) -> Calibration:
+    """Scale every achievable FLOP/s and bandwidth by one factor so that the median
+    observation is modelled exactly (efficiencies stay at or below 1)."""
+    measured = np.array([o.throughput for o in obs])
+    k = float(np.median(measured / modelled_throughput(obs, catalog, cal)))
+    return cal.with_values(
+        compute={key: min(1.0, v * k) for key, v in cal.compute.items()},
+        memory={key: min(1.0, v * k) for key, v in cal.memory.items()},
+    )
+
+
 def fit(
     obs: Sequence[Observation], catalog: Catalog, base: Calibration, prior_weight: float = 0.05
 ) -> Calibration:
-    """The calibration that best explains ``obs`` (log-error least squares with priors)."""
+    """The calibration that best explains ``obs`` (log-error least squares with priors).
+
+    Observations that share a ``group`` (one model, task and batch measured on several GPUs)
+    get a free common factor each, so the constants are fitted to how the GPUs compare
+    within a run, not to how well the workload was described (a FLOP count off by 1.6x
+    moves the group's factor, not every efficiency). :func:`common_level` then sets the
+    absolute level from the median observation.
+    """
     try:
         from scipy.optimize import least_squares
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -129,6 +154,8 @@ def fit(
     theta0 = np.log([p.get(start) for p in params])
     sigma = np.array([p.sigma for p in params])
     measured = np.log([o.throughput for o in obs])
+    group, n_groups = _group_index(obs)
+    n = len(params)
 
     def apply(theta: FloatArray) -> Calibration:
         cal = start
@@ -136,18 +163,17 @@ def fit(
             cal = p.set(cal, float(math.exp(v)))
         return cal
 
-    def residuals(theta: FloatArray) -> FloatArray:
+    def residuals(x: FloatArray) -> FloatArray:
+        theta, offsets = x[:n], np.append(x[n:], 0.0)  # index -1: no group, no offset
         model = np.log(modelled_throughput(obs, catalog, apply(theta)))
         prior = math.sqrt(prior_weight) * (theta - theta0) / sigma
-        return np.concatenate([model - measured, prior])
+        return np.concatenate([model - measured + offsets[group], prior])
 
     bounded = ("compute", "memory", "attention_gemm")
     upper = np.where([p.name.startswith(bounded) for p in params], 0.0, np.inf)
+    upper = np.concatenate([upper, np.full(n_groups, np.inf)])
+    x0 = np.concatenate([theta0, np.zeros(n_groups)])
     result = least_squares(
-        residuals,
-        theta0,
-        bounds=(np.full(len(params), -np.inf), upper),
-        x_scale=1.0,
-        diff_step=1e-3,
+        residuals, x0, bounds=(np.full(len(x0), -np.inf), upper), x_scale=1.0, diff_step=1e-3
     )
-    return apply(result.x)
+    return common_level(obs, catalog, apply(result.x[:n]))

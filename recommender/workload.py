@@ -173,9 +173,10 @@ class Constraints(_Model):
     clouds: list[CloudName] | None = None
     regions: list[str] | None = None
     accelerators: list[str] | None = None
-    spot: bool | None = Field(
-        default=None,
-        description="true: spot allowed (on-demand too); false: on-demand only; null: both priced.",
+    spot: bool = Field(
+        default=False,
+        description="true: spot capacity is acceptable (priced beside on-demand); "
+        "false (default): on-demand only, since spot can be reclaimed at any time.",
     )
     spot_only: bool = False
     max_gpus: PositiveInt | None = None

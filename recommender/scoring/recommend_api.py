@@ -27,13 +27,8 @@ def _constraint_mask(ctx: Context, t: OffersTable) -> np.ndarray:
         accelerators = [
             a.id for name in c.accelerators for a in ctx.catalog.names.resolve_all(name)
         ]
-    spot: bool | None
-    if c.spot_only:
-        spot = True
-    elif c.spot is False:
-        spot = False
-    else:
-        spot = None
+    # spot_only: spot rows only; spot: both; neither: on-demand only.
+    spot: bool | None = True if c.spot_only else (None if c.spot else False)
     return t.mask(
         clouds=c.clouds,
         regions=c.regions,

@@ -93,9 +93,12 @@ def test_spot_picks_are_marked(catalog: Catalog) -> None:
         )
 
 
-def test_on_demand_only_when_spot_is_refused(catalog: Catalog) -> None:
-    r = recommend(make(constraints={"spot": False}), catalog=catalog, top=10)
-    assert {p.pricing for p in r.picks} == {"on-demand"}
+def test_on_demand_only_unless_spot_is_accepted(catalog: Catalog) -> None:
+    for constraints in ({}, {"spot": False}):
+        r = recommend(make(constraints=constraints), catalog=catalog, top=10)
+        assert {p.pricing for p in r.picks} == {"on-demand"}
+    only = recommend(make(constraints={"spot_only": True}), catalog=catalog, top=10)
+    assert {p.pricing for p in only.picks} == {"spot"}
 
 
 def test_constraints_are_hard(catalog: Catalog) -> None:

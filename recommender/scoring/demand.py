@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from recommender.scoring.calibration import Calibration
 from recommender.workload import Workload
 
-__all__ = ["BYTES_PER_ELEMENT", "Demand", "demand_of"]
+__all__ = [
+    "BYTES_PER_ELEMENT",
+    "Demand",
+    "demand_of",
+    "estimated_shape",
+    "kv_bytes_per_token",
+]
 
 BYTES_PER_ELEMENT: dict[str, float] = {
     "fp32": 4.0,
@@ -115,22 +121,29 @@ def _weight_traffic(w: Workload) -> tuple[float, float]:
     return 3.0 * wbytes, optimizer
 
 
+def estimated_shape(parameters: float) -> tuple[float, float]:
+    """(layers, d_model) of a decoder with ``parameters`` and no given shape: layers ~
+    (N / 1.2e7)^(1/3) and N ~ 12 L d^2 (GQA-free, d_ff = 4 d)."""
+    layers = max(1.0, float(round((parameters / 1.2e7) ** (1 / 3))))
+    return layers, math.sqrt(parameters / (12 * layers))
+
+
+def kv_bytes_per_token(w: Workload) -> float:
+    """Bytes of K and V cached per token of one sequence."""
+    arch = w.model.architecture
+    if arch is not None:
+        layers, d_model = float(arch.layers), float(arch.hidden_size)
+    else:
+        layers, d_model = estimated_shape(w.parameters)
+    return 2.0 * layers * d_model * BYTES_PER_ELEMENT[w.precision]
+
+
 def _llm_decode(w: Workload) -> tuple[int, float, float]:
     """(decode steps per request, FLOPs per decode step per sequence, bytes per step)."""
     spec = w.inference
     assert spec is not None
-    bytes_el = BYTES_PER_ELEMENT[w.precision]
-    flops_per_token = 2.0 * w.parameters
-    arch = w.model.architecture
     context = spec.prompt_tokens + spec.output_tokens / 2
-    if arch is not None:
-        kv = 2.0 * arch.layers * arch.hidden_size * context * bytes_el  # K and V per sequence
-    else:
-        # Without a shape, assume a GQA-free decoder with d_model ~ (params / 12 L)^(1/2).
-        layers = max(1.0, round((w.parameters / 1.2e7) ** (1 / 3)))
-        d_model = math.sqrt(w.parameters / (12 * layers))
-        kv = 2.0 * layers * d_model * context * bytes_el
-    return spec.output_tokens, flops_per_token, kv
+    return spec.output_tokens, 2.0 * w.parameters, kv_bytes_per_token(w) * context
 
 
 def demand_of(w: Workload, cal: Calibration) -> Demand:

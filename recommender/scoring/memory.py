@@ -17,7 +17,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from recommender.scoring.demand import BYTES_PER_ELEMENT
+from recommender.scoring.demand import BYTES_PER_ELEMENT, kv_bytes_per_token
 from recommender.workload import Workload
 
 __all__ = ["RUNTIME_OVERHEAD_BYTES", "Footprint", "footprint", "remedies", "usable_bytes"]
@@ -98,15 +98,8 @@ def _kv_cache(w: Workload) -> float:
     spec = w.inference
     if spec is None:
         return 0.0
-    el = BYTES_PER_ELEMENT[w.precision]
     context = spec.prompt_tokens + spec.output_tokens
-    arch = w.model.architecture
-    if arch is not None:
-        layers, d = float(arch.layers), float(arch.hidden_size)
-    else:
-        layers = max(1.0, round((w.parameters / 1.2e7) ** (1 / 3)))
-        d = math.sqrt(w.parameters / (12 * layers))
-    return 2.0 * layers * d * context * el * w.batch_size
+    return kv_bytes_per_token(w) * context * w.batch_size
 
 
 def footprint(w: Workload) -> Footprint:

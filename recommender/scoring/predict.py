@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recommender.scoring.calibration import Calibration
-from recommender.scoring.demand import BYTES_PER_ELEMENT, Demand
+from recommender.scoring.demand import BYTES_PER_ELEMENT, Demand, estimated_shape
 from recommender.scoring.hardware import Capabilities
 from recommender.scoring.memory import Footprint, usable_bytes
 from recommender.scoring.pipeline import input_seconds
@@ -116,14 +116,14 @@ def _layers(w: Workload) -> float:
     arch = w.model.architecture
     if arch is not None:
         return float(arch.layers * arch.stacks)
-    return max(1.0, float(round((w.parameters / 1.2e7) ** (1 / 3))))
+    return estimated_shape(w.parameters)[0]
 
 
 def _hidden(w: Workload) -> float:
     arch = w.model.architecture
     if arch is not None:
         return float(arch.hidden_size * (arch.sequence_length if w.inference is None else 1))
-    return float(np.sqrt(w.parameters / (12 * _layers(w))))
+    return estimated_shape(w.parameters)[1]
 
 
 def predict_rows(

@@ -10,6 +10,16 @@ from recommender.workload import Workload
 
 from .conftest import make
 
+LLAMA_7B = {
+    "family": "transformer",
+    "architecture": {
+        "layers": 32,
+        "hidden_size": 4096,
+        "sequence_length": 2048,
+        "vocab_size": 32000,
+    },
+}
+
 
 def test_faster_gpu_is_faster(catalog: Catalog, bert_training: Workload) -> None:
     t4 = predict(bert_training, "T4", catalog=catalog)
@@ -70,18 +80,7 @@ def test_pageable_big_batches_can_be_host_transfer_bound(catalog: Catalog) -> No
 
 
 def test_does_not_fit_reports_shortfall_and_remedies(catalog: Catalog) -> None:
-    w = make(
-        model={
-            "family": "transformer",
-            "architecture": {
-                "layers": 32,
-                "hidden_size": 4096,
-                "sequence_length": 2048,
-                "vocab_size": 32000,
-            },
-        },
-        batch_size=4,
-    )
+    w = make(model=LLAMA_7B, batch_size=4)
     p = predict(w, "L4", catalog=catalog)
     assert not p.fits_in_memory
     assert p.memory.shortfall_gb > 50
@@ -99,18 +98,7 @@ def test_fp32_training_remedy_is_mixed_precision(catalog: Catalog) -> None:
 
 
 def test_fsdp_makes_a_big_model_fit_on_many_gpus(catalog: Catalog) -> None:
-    w = make(
-        model={
-            "family": "transformer",
-            "architecture": {
-                "layers": 32,
-                "hidden_size": 4096,
-                "sequence_length": 2048,
-                "vocab_size": 32000,
-            },
-        },
-        batch_size=1,
-    )
+    w = make(model=LLAMA_7B, batch_size=1)
     assert not predict(w, "H100", 1, catalog=catalog).fits_in_memory
     eight = predict(w, "H100", 8, catalog=catalog)
     assert eight.fits_in_memory

@@ -76,6 +76,8 @@ SERVING_METRICS = frozenset(
         "llm_batch_latency",
         "llm_ttft",
         "llm_tpot",
+        "llm_ttft_mean",
+        "llm_itl_mean",
     }
 )
 # What a metric's value is, beyond its unit (TTFT and TPOT are both seconds).
@@ -83,6 +85,8 @@ MEASURES = {
     "time_to_train": "time_to_train",
     "llm_ttft": "ttft_median",
     "llm_tpot": "tpot_median",
+    "llm_ttft_mean": "ttft_mean",
+    "llm_itl_mean": "itl_mean",
     "llm_batch_latency": "batch_latency",
     "infer_latency": "batch_latency",
     "mlperf_inference_offline": "mlperf_offline",

@@ -65,6 +65,7 @@ SOURCE_PREFIXES: tuple[tuple[str, str], ...] = (
     ("fastertransformer-", "fastertransformer"),
     ("llamacpp-gpu-benchmarks", "llamacpp-gpu-benchmarks"),
     ("rocm-blog-", "rocm-blogs"),
+    ("philschmid-llmperf-", "philschmid-llmperf"),
 )
 
 # Model text -> canonical key (MODELS-SPEC.md spellings; keys that spec does not list are

@@ -156,7 +156,13 @@ def engine(family: str, row: Row) -> str:
         "fastertransformer": "fastertransformer",
         "llamacpp-gpu-benchmarks": "llama.cpp",
     }
-    return fixed.get(family, "")
+    if family in fixed:
+        return fixed[family]
+    # Sources that compare engines name the one each row ran on in `software`.
+    for keyword, name in (("nim", "nim-tensorrt-llm"), ("vllm", "vllm"), ("tgi", "tgi")):
+        if re.search(rf"\b{keyword}\b", software):
+            return name
+    return ""
 
 
 def execution(row: Row, engine_name: str) -> str:

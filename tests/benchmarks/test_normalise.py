@@ -158,3 +158,10 @@ def test_coverage_of_scaling_llm_training_and_serving_latency(rows: list) -> Non
     assert any(r["workload"] == "llm-serving" and r["batch"] for r in usable)
     measures = {r["measure"] for r in rows if r["workload"] == "llm-serving"}
     assert {"ttft_median", "tpot_median"} <= measures
+
+
+def test_readme_counts_are_what_summary_prints(normalise: ModuleType, rows: list) -> None:
+    readme = (DATA / "README.md").read_text(encoding="utf-8")
+    table = normalise.summary(rows).strip()
+    assert table.startswith(f"{len(rows)} rows")
+    assert table in readme

@@ -78,6 +78,7 @@ SERVING_METRICS = frozenset(
         "llm_tpot",
         "llm_ttft_mean",
         "llm_itl_mean",
+        "llm_static_batch_throughput",
     }
 )
 # What a metric's value is, beyond its unit (TTFT and TPOT are both seconds).
@@ -87,6 +88,7 @@ MEASURES = {
     "llm_tpot": "tpot_median",
     "llm_ttft_mean": "ttft_mean",
     "llm_itl_mean": "itl_mean",
+    "llm_static_batch_throughput": "static_batch_throughput",
     "llm_batch_latency": "batch_latency",
     "infer_latency": "batch_latency",
     "mlperf_inference_offline": "mlperf_offline",
@@ -159,7 +161,15 @@ def engine(family: str, row: Row) -> str:
     if family in fixed:
         return fixed[family]
     # Sources that compare engines name the one each row ran on in `software`.
-    for keyword, name in (("nim", "nim-tensorrt-llm"), ("vllm", "vllm"), ("tgi", "tgi")):
+    keywords = (
+        ("nim", "nim-tensorrt-llm"),
+        ("vllm", "vllm"),
+        ("tgi", "tgi"),
+        ("turbomind", "lmdeploy-turbomind"),
+        ("mlc-llm", "mlc-llm"),
+        ("llm-awq", "llm-awq"),
+    )
+    for keyword, name in keywords:
         if re.search(rf"\b{keyword}\b", software):
             return name
     return ""

@@ -66,6 +66,7 @@ SOURCE_PREFIXES: tuple[tuple[str, str], ...] = (
     ("llamacpp-gpu-benchmarks", "llamacpp-gpu-benchmarks"),
     ("rocm-blog-", "rocm-blogs"),
     ("philschmid-llmperf-", "philschmid-llmperf"),
+    ("lmdeploy-", "lmdeploy"),
 )
 
 # Model text -> canonical key (MODELS-SPEC.md spellings; keys that spec does not list are
@@ -225,7 +226,7 @@ PRECISION_RULES: tuple[tuple[str, str], ...] = (
     # dev2 README: the TGI rows are "fp16 and GPTQ"; TGI's unquantised rows are the fp16 ones.
     (r"no quantization \(tgi default dtype\)", "fp16"),
     (r"tf32 off|tf32_override=0", "fp32"),
-    (r"gptq|q4_k_m|uint4|int4", "int4"),
+    (r"gptq|q4_k_m|uint4|int4|w4a16", "int4"),
     (r"fp4", "fp4"),
     (r"mxfp8|float8|fp8", "fp8"),
     (r"int8", "int8"),

@@ -97,6 +97,26 @@ MEASURES = {
     "llm_concurrency_throughput": "concurrency_throughput",
     "llm_decode_bs1": "decode_bs1",
 }
+# Sources that ran one engine throughout; their rows' `software` says which.
+ENGINE_BY_FAMILY = {
+    "tgi-sagemaker": "tgi",
+    "amd-instinct": "vllm",
+    "oci-blog": "vllm",
+    "vllm-ci": "vllm",
+    "sglang": "sglang",
+    "datacrunch-h200": "sglang",
+    "fastertransformer": "fastertransformer",
+    "llamacpp-gpu-benchmarks": "llama.cpp",
+}
+# Sources that compare engines name the one each row ran on in `software`.
+ENGINE_KEYWORDS = (
+    ("nim", "nim-tensorrt-llm"),
+    ("vllm", "vllm"),
+    ("tgi", "tgi"),
+    ("turbomind", "lmdeploy-turbomind"),
+    ("mlc-llm", "mlc-llm"),
+    ("llm-awq", "llm-awq"),
+)
 RACK_SCALE_NVLINK = frozenset({"GB200", "GB300"})  # NVL72: one NVLink domain over 18 trays
 Row = dict[str, str]
 
@@ -148,28 +168,9 @@ def engine(family: str, row: Row) -> str:
             if name in software:
                 return name
         return "mlperf-submission"  # MLPerf submitters' own fused implementations
-    fixed = {
-        "tgi-sagemaker": "tgi",
-        "amd-instinct": "vllm",
-        "oci-blog": "vllm",
-        "vllm-ci": "vllm",
-        "sglang": "sglang",
-        "datacrunch-h200": "sglang",
-        "fastertransformer": "fastertransformer",
-        "llamacpp-gpu-benchmarks": "llama.cpp",
-    }
-    if family in fixed:
-        return fixed[family]
-    # Sources that compare engines name the one each row ran on in `software`.
-    keywords = (
-        ("nim", "nim-tensorrt-llm"),
-        ("vllm", "vllm"),
-        ("tgi", "tgi"),
-        ("turbomind", "lmdeploy-turbomind"),
-        ("mlc-llm", "mlc-llm"),
-        ("llm-awq", "llm-awq"),
-    )
-    for keyword, name in keywords:
+    if family in ENGINE_BY_FAMILY:
+        return ENGINE_BY_FAMILY[family]
+    for keyword, name in ENGINE_KEYWORDS:
         if re.search(rf"\b{keyword}\b", software):
             return name
     return ""

@@ -169,7 +169,24 @@ class Workload(_Model):
                 "model.sequence_length: a transformer needs the tokens of one sample "
                 "(model.sequence_length or model.architecture.sequence_length)"
             )
+        self._check_tensor_parallel()
         return self
+
+    def _check_tensor_parallel(self) -> None:
+        """A pinned tensor-parallel degree must split the attention heads evenly (Megatron-LM
+        shards heads, and the KV heads of GQA, across ranks)."""
+        t = self.model.transformer
+        pinned = [("training.tensor_parallel", self.training.tensor_parallel)]
+        if self.inference is not None:
+            pinned.append(("inference.tensor_parallel", self.inference.tensor_parallel))
+        for field, degree in pinned:
+            if not isinstance(degree, int) or degree == 1 or t is None:
+                continue
+            if t.n_heads % degree:
+                raise ValueError(
+                    f"{field}: {degree} does not divide the model's {t.n_heads} attention "
+                    f"heads (try {', '.join(str(d) for d in (2, 4, 8) if t.n_heads % d == 0)})"
+                )
 
     # -- derived sizes ----------------------------------------------------------------
     @property

@@ -81,7 +81,7 @@ class ModelSpec(BaseModel):
     overrides the activation estimate.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
     hf_config: str | None = Field(default=None, min_length=1, max_length=4096)

@@ -4,6 +4,7 @@ fills each GPU, and the remedies when nothing fits."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from recommender.catalog.schema import Accelerator
 from recommender.scoring.memory import GB, NF4_BYTES_PER_PARAMETER, usable_bytes
@@ -27,24 +28,26 @@ def _attention(w: Workload, fused: bool, flash: bool) -> str:
     return "flash" if flash else "sdpa"
 
 
-def _assumed_training(w: Workload, plan: Plan) -> list[str]:
+def _assumed_training(w: Workload, plan: dict[str, Any]) -> list[str]:
+    """What the plan changed from the workload as written (the ``auto`` choices it made)."""
     r = w.training
     out: list[str] = []
-    if r.attention == "auto" and plan.attention not in (None, "eager"):
-        out.append(f"{plan.attention} attention")
-    if r.checkpointing == "auto" and plan.checkpointing != "none":
-        extra = "~33 % more compute" if plan.checkpointing == "full" else "recomputes attention"
-        out.append(f"{plan.checkpointing} activation checkpointing ({extra})")
-    if r.micro_batch is None and (plan.gradient_accumulation or 1) > 1:
+    if r.attention == "auto" and plan["attention"] not in (None, "eager"):
+        out.append(f"{plan['attention']} attention")
+    if r.checkpointing == "auto" and plan["checkpointing"] != "none":
+        extra = "~33 % more compute" if plan["checkpointing"] == "full" else "recomputes attention"
+        out.append(f"{plan['checkpointing']} activation checkpointing ({extra})")
+    if r.micro_batch is None and plan["gradient_accumulation"] > 1:
         out.append(
-            f"micro-batch {plan.micro_batch} x {plan.gradient_accumulation} accumulation steps"
+            f"micro-batch {plan['micro_batch']} x {plan['gradient_accumulation']} "
+            "accumulation steps"
         )
-    if r.sharding == "auto" and plan.sharding not in (None, "none"):
-        name = {"zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 / FSDP"}[str(plan.sharding)]
-        out.append(f"{name} over {plan.data_parallel} GPUs")
-    if r.tensor_parallel == "auto" and plan.tensor_parallel > 1:
-        out.append(f"tensor parallel {plan.tensor_parallel}")
-    if r.offload == "auto" and plan.offload == "optimizer":
+    if r.sharding == "auto" and plan["sharding"] != "none":
+        name = {"zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 / FSDP"}[plan["sharding"]]
+        out.append(f"{name} over {plan['data_parallel']} GPUs")
+    if r.tensor_parallel == "auto" and plan["tensor_parallel"] > 1:
+        out.append(f"tensor parallel {plan['tensor_parallel']}")
+    if r.offload == "auto" and plan["offload"] == "optimizer":
         out.append("optimizer state offloaded to host memory")
     return out
 
@@ -53,25 +56,29 @@ def _batched_plan(w: Workload, plans: Plans, i: int, flash: bool) -> Plan:
     training = w.training_job
     dp, tp = int(plans.dp[i]), int(plans.tp[i])
     mb, acc = int(plans.micro_batch[i]), int(plans.accumulation[i])
-    state, act = float(plans.state_bytes[i]), float(plans.activation_bytes[i])
-    plan = Plan(
-        data_parallel=dp,
-        tensor_parallel=tp,
-        sharding=SHARDING[int(plans.stage[i])] if training else None,
-        checkpointing=CHECKPOINTING[int(plans.ckpt[i])] if training else None,
-        attention=_attention(w, bool(plans.fused_attention[i]), flash)
-        if plans.transformer
-        else None,
-        micro_batch=mb,
-        gradient_accumulation=acc if training else None,
-        global_batch=mb * acc * dp if training else None,
-        offload=("optimizer" if plans.offload[i] else "none") if training else None,
-        memory_gb={"state": _gb(state), "activations": _gb(act)},
-    )
-    assumed = _assumed_training(w, plan) if training else []
-    if not training and tp > 1:
-        assumed.append(f"tensor parallel {tp} (the model does not fit fewer GPUs)")
-    return plan.model_copy(update={"assumed": assumed})
+    fused = bool(plans.fused_attention[i])
+    fields: dict[str, Any] = {
+        "data_parallel": dp,
+        "tensor_parallel": tp,
+        "attention": _attention(w, fused, flash) if plans.transformer else None,
+        "micro_batch": mb,
+        "memory_gb": {
+            "state": _gb(float(plans.state_bytes[i])),
+            "activations": _gb(float(plans.activation_bytes[i])),
+        },
+    }
+    if training:
+        fields |= {
+            "sharding": SHARDING[int(plans.stage[i])],
+            "checkpointing": CHECKPOINTING[int(plans.ckpt[i])],
+            "gradient_accumulation": acc,
+            "global_batch": mb * acc * dp,
+            "offload": "optimizer" if plans.offload[i] else "none",
+        }
+        fields["assumed"] = _assumed_training(w, fields)
+    elif tp > 1:
+        fields["assumed"] = [f"tensor parallel {tp} (the model does not fit fewer GPUs)"]
+    return Plan(**fields)
 
 
 def _serving_plan(w: Workload, sv: Serving, i: int) -> Plan:

@@ -12,7 +12,7 @@ from recommender.scoring.explain import bottleneck_advice, limit_text
 from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Predictions
 from recommender.scoring.rank import Ranking, config_keys
-from recommender.scoring.results import Alternative, Cost, Objective, Pick, Predicted
+from recommender.scoring.results import Alternative, Cost, Objective, Pick, Plan, Predicted
 
 __all__ = ["VENDOR_CAVEATS", "build_pick", "general_advice"]
 
@@ -69,6 +69,7 @@ def _why(
     c: Costs,
     r: Ranking,
     objective: Objective,
+    plan: Plan | None,
 ) -> list[str]:
     w = ctx.workload
     acc = t.accelerators[int(t.acc[row])]
@@ -81,7 +82,6 @@ def _why(
     why.append("predicted " + thr)
     need, room = float(p.need_bytes[row]), usable_bytes(acc.memory_gb)
     fit = f"fits: {need / GB:.1f} of {room / GB:.1f} GB usable per GPU"
-    plan = describe_plan(w, p, row, acc)
     if plan is not None and plan.assumed:
         fit += " with " + ", ".join(plan.assumed)
     elif ctx.calibrated.proven_acc is not None and int(t.acc[row]) == ctx.calibrated.proven_acc:
@@ -152,6 +152,7 @@ def build_pick(
             else "spot capacity can be reclaimed: keep on-demand replicas for the base load"
         )
     latency = float(r.time[row]) * 1e3 if w.kind != "training" else None
+    plan = describe_plan(w, p, row, t.accelerators[int(t.acc[row])])
     return Pick(
         rank=rank_no,
         cloud=o.cloud,
@@ -180,11 +181,11 @@ def build_pick(
             per_million_usd=_f(float(c.per_million_usd[row])),
             per_million_unit=c.per_million_unit,
         ),
-        why=_why(ctx, row, t, p, c, r, objective),
+        why=_why(ctx, row, t, p, c, r, objective, plan),
         limits=limits,
         alternatives=_alternatives(row, t, c, r),
         pareto_optimal=row in r.pareto,
-        plan=describe_plan(w, p, row, t.accelerators[int(t.acc[row])]),
+        plan=plan,
     )
 
 

@@ -191,9 +191,7 @@ def estimated_transformer(w: Workload) -> tuple[TransformerArch, int] | None:
     layers = _estimated_layers(w.parameters)
     hidden = (w.parameters / (12.0 * layers)) ** 0.5
     heads = max(1, round(hidden / ESTIMATED_HEAD_DIM))
-    arch = TransformerArch(
-        layers=int(layers), hidden_size=heads * ESTIMATED_HEAD_DIM, heads=heads
-    )
+    arch = TransformerArch(layers=int(layers), hidden_size=heads * ESTIMATED_HEAD_DIM, heads=heads)
     tokens = spec.sequence_length
     if tokens is None:
         factor = w.training_flops_factor if w.training_job else 1.0

@@ -1,163 +1,296 @@
-"""Prediction accuracy on published per-GPU throughput (the development set).
+"""Prediction accuracy on published measurements, cross-validated so that it cannot flatter.
 
-For every group measured on several GPUs (same model, task, precision, batch), each GPU in
-turn is the baseline and the others are predicted through the engine's public
-``recommender.predict``; the figures are mean and median absolute % error. In the same run:
-- without a baseline (the engine's absolute prediction),
-- two naive references: scale the baseline by the peak FLOP/s ratio, or by the memory
-  bandwidth ratio,
-- leave-one-model-out cross-validation: the constants are fitted on every other model and
-  the held-out model is predicted, so the figure is for models the fit has not seen.
+Rows come from ``benchmarks/data/accuracy_rows.csv`` (see ``published.py``). Rows with the
+same key ran the same workload on other hardware (another GPU, or another GPU count); each
+row in turn is the baseline for the others ("with baseline": the engine's Habitat-style
+scaling, measured_a x modelled_b / modelled_a, which is what ``predict`` does with a
+``baseline:`` of the same workload). "Without baseline" is the engine's absolute prediction.
 
-    python benchmarks/accuracy.py            # report (fits 7 folds: about a minute)
-    python benchmarks/accuracy.py --write    # also refit on all rows -> calibration.json
+Cross-validation:
+- leave-one-source-out: the constants are fitted (``calibrate.fit``, starting from the
+  hand-set ``priors.json``) on every source family but one, and that source is scored;
+- leave-one-accelerator-out: the same with every row of one accelerator architecture held
+  out (the rows predicted are those *on* it; baselines come from other architectures).
+
+In the same run, the naive references scale the baseline by the peak FLOP/s ratio, by the
+memory-bandwidth ratio, or by their geometric mean (and by the GPU-count ratio). Scaling
+efficiency (throughput per GPU at N GPUs over that at the fewest GPUs of the same
+accelerator in the same run) is compared in points. Absolute errors are |pred/meas - 1|.
+
+    python benchmarks/accuracy.py               # cross-validated report (refits per fold)
+    python benchmarks/accuracy.py --priors      # the priors alone: nothing fitted at all
+    python benchmarks/accuracy.py --write       # also fit on every row -> calibration.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import numpy as np
+import yaml
 from published import Row, load_rows
 
-from recommender import Workload, load_catalog, predict
-from recommender.catalog import Catalog
+from recommender.catalog import Catalog, load_catalog
 from recommender.catalog.schema import Accelerator
-from recommender.scoring.calibrate import fit
+from recommender.scoring.calibrate import fit, modelled_throughput
 from recommender.scoring.calibration import Calibration, prior_calibration
 from recommender.scoring.hardware import effective_precision
 
-CALIBRATION_JSON = Path(__file__).resolve().parent.parent / "recommender/scoring/calibration.json"
+ROOT = Path(__file__).resolve().parent.parent
+CALIBRATION_JSON = ROOT / "recommender/scoring/calibration.json"
+BENCH_ACCELERATORS = Path(__file__).resolve().parent / "data" / "bench_accelerators.yaml"
+CLASSES = ("training", "inference", "llm-serving", "llm-decode")
+Pair = tuple[int, int]
 
 
-def pairs(rows: list[Row]) -> Iterable[tuple[Row, Row]]:
-    groups: dict[tuple[str, str, str, int], list[Row]] = defaultdict(list)
-    for r in rows:
-        groups[r.group].append(r)
-    for members in groups.values():
+def bench_catalog() -> Catalog:
+    """The product's catalog plus benchmark-only spec sheets (desktop and lab GPUs the
+    published rows name), so that every row's accelerator has one."""
+    if not BENCH_ACCELERATORS.exists():
+        return load_catalog()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-catalog-"))
+    for f in (ROOT / "catalogs").glob("*.yaml"):
+        (tmp / f.name).write_text(f.read_text())
+    accs = yaml.safe_load((tmp / "accelerators.yaml").read_text())
+    extra = yaml.safe_load(BENCH_ACCELERATORS.read_text())["accelerators"]
+    known = {a["id"] for a in accs["accelerators"]}
+    accs["accelerators"] += [a for a in extra if a["id"] not in known]
+    (tmp / "accelerators.yaml").write_text(yaml.safe_dump(accs, sort_keys=False))
+    manifest = tmp / "manifest.yaml"
+    if manifest.exists():
+        manifest.unlink()
+    return load_catalog(tmp)
+
+
+def pairs(rows: list[Row]) -> list[Pair]:
+    """(baseline, target) index pairs of rows with the same key on other hardware."""
+    by_key: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        by_key[r.key].append(i)
+    out: list[Pair] = []
+    for members in by_key.values():
         for a in members:
             for b in members:
-                if a is not b:
-                    yield a, b
+                oa, ob = rows[a].observation, rows[b].observation
+                if a != b and (oa.accelerator, oa.gpus) != (ob.accelerator, ob.gpus):
+                    out.append((a, b))
+    return out
 
 
-def abs_err(predicted: float, measured: float) -> float:
+def err(predicted: float, measured: float) -> float:
     return abs(predicted / measured - 1.0) * 100.0
 
 
-def with_baseline(a: Row, b: Row, catalog: Catalog, cal: Calibration) -> float:
-    base = {
-        "accelerator": a.observation.accelerator,
-        "gpus": 1,
-        "throughput": a.observation.throughput,
-    }
-    w = Workload.model_validate({**a.observation.workload.model_dump(), "baseline": base})
-    p = predict(w, b.observation.accelerator, 1, catalog=catalog, calibration=cal)
-    return abs_err(p.throughput, b.observation.throughput)
-
-
-def no_baseline(r: Row, catalog: Catalog, cal: Calibration) -> float:
-    p = predict(
-        r.observation.workload, r.observation.accelerator, 1, catalog=catalog, calibration=cal
-    )
-    return abs_err(p.throughput, r.observation.throughput)
-
-
-def naive(a: Row, b: Row, catalog: Catalog, what: Callable[[Accelerator, str], float]) -> float:
-    prec = a.observation.workload.precision
-    acc_a = catalog.accelerator(a.observation.accelerator)
-    acc_b = catalog.accelerator(b.observation.accelerator)
-    ratio = what(acc_b, prec) / what(acc_a, prec)
-    return abs_err(a.observation.throughput * ratio, b.observation.throughput)
-
-
-def peak(acc: Accelerator, precision: str) -> float:
+def _peak(acc: Accelerator, precision: str) -> float:
     used = effective_precision(acc, precision)  # type: ignore[arg-type]
     return float(acc.peak_tflops.get(used) or acc.peak_tflops.fp32)
 
 
-def bandwidth(acc: Accelerator, _precision: str) -> float:
-    return acc.memory_bandwidth_gbs
+def naive(rows: list[Row], catalog: Catalog, a: int, b: int, how: str) -> float:
+    oa, ob = rows[a].observation, rows[b].observation
+    acc_a, acc_b = catalog.accelerator(oa.accelerator), catalog.accelerator(ob.accelerator)
+    flops = _peak(acc_b, oa.workload.precision) / _peak(acc_a, oa.workload.precision)
+    bandwidth = acc_b.memory_bandwidth_gbs / acc_a.memory_bandwidth_gbs
+    ratio = {"peak": flops, "bandwidth": bandwidth, "geomean": math.sqrt(flops * bandwidth)}[how]
+    return err(oa.throughput * ratio * ob.gpus / oa.gpus, ob.throughput)
 
 
-def summary(name: str, errors: list[float]) -> str:
-    return (
-        f"{name:<46} mean {statistics.fmean(errors):6.2f} %   median "
-        f"{statistics.median(errors):6.2f} %   n={len(errors)}"
-    )
+class Scores:
+    """Errors collected per workload class."""
+
+    def __init__(self) -> None:
+        self.by_class: dict[str, list[float]] = defaultdict(list)
+
+    def add(self, cls: str, value: float) -> None:
+        self.by_class[cls].append(value)
+
+    def all(self) -> list[float]:
+        return [v for vs in self.by_class.values() for v in vs]
+
+
+def _mean(xs: list[float]) -> str:
+    return f"{statistics.fmean(xs):6.1f}" if xs else "     -"
+
+
+def scaling_points(rows: list[Row], modelled: np.ndarray) -> list[tuple[int, float, float]]:
+    """(row, measured efficiency, predicted efficiency) for multi-GPU rows of a run that also
+    has a row on fewer GPUs of the same accelerator."""
+    by_run: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        by_run[(r.key, r.observation.accelerator)].append(i)
+    out = []
+    for members in by_run.values():
+        base = min(members, key=lambda i: rows[i].observation.gpus)
+        ob = rows[base].observation
+        for i in members:
+            oi = rows[i].observation
+            if oi.gpus <= ob.gpus:
+                continue
+            k = oi.gpus / ob.gpus
+            measured = oi.throughput / (k * ob.throughput)
+            predicted = float(modelled[i] / (k * modelled[base]))
+            out.append((i, measured, predicted))
+    return out
 
 
 def evaluate(
-    rows: list[Row], catalog: Catalog, cal_for: Callable[[str], Calibration]
-) -> tuple[list[float], list[float], dict[str, list[float]]]:
-    base_errs, per_model = [], defaultdict(list)
-    for a, b in pairs(rows):
-        e = with_baseline(a, b, catalog, cal_for(b.model))
-        base_errs.append(e)
-        per_model[b.model].append(e)
-    plain = [no_baseline(r, catalog, cal_for(r.model)) for r in rows]
-    return base_errs, plain, per_model
+    rows: list[Row],
+    catalog: Catalog,
+    modelled: np.ndarray,
+    targets: Iterable[int],
+    pair_list: list[Pair],
+) -> dict[str, Scores]:
+    """Errors with and without a baseline, and the naive references, on ``targets``."""
+    wanted = set(targets)
+    out = {k: Scores() for k in ("baseline", "absolute", "peak", "bandwidth", "geomean")}
+    for i in wanted:
+        if modelled[i] > 0:
+            out["absolute"].add(
+                rows[i].cls, err(float(modelled[i]), rows[i].observation.throughput)
+            )
+    for a, b in pair_list:
+        if b not in wanted or modelled[a] <= 0 or modelled[b] <= 0:
+            continue
+        ob, oa = rows[b].observation, rows[a].observation
+        predicted = oa.throughput * float(modelled[b] / modelled[a])
+        cls = rows[b].cls
+        out["baseline"].add(cls, err(predicted, ob.throughput))
+        for how in ("peak", "bandwidth", "geomean"):
+            out[how].add(cls, naive(rows, catalog, a, b, how))
+    return out
+
+
+def table(title: str, s: dict[str, Scores]) -> None:
+    print(f"\n{title}")
+    print(
+        f"  {'class':<12} {'pairs':>6} {'engine+baseline':>16} {'peak':>7} {'bandwidth':>10} "
+        f"{'geomean':>8} {'rows':>5} {'engine, no baseline':>20}"
+    )
+    for cls in (*CLASSES, "all"):
+        get: Callable[[Scores], list[float]] = (
+            (lambda x: x.all()) if cls == "all" else (lambda x, c=cls: x.by_class.get(c, []))
+        )
+        base = get(s["baseline"])
+        print(
+            f"  {cls:<12} {len(base):>6} {_mean(base):>16} {_mean(get(s['peak'])):>7} "
+            f"{_mean(get(s['bandwidth'])):>10} {_mean(get(s['geomean'])):>8} "
+            f"{len(get(s['absolute'])):>5} {_mean(get(s['absolute'])):>20}"
+        )
+
+
+def merge(parts: list[dict[str, Scores]]) -> dict[str, Scores]:
+    out = {k: Scores() for k in parts[0]}
+    for p in parts:
+        for k, sc in p.items():
+            for cls, vs in sc.by_class.items():
+                out[k].by_class[cls].extend(vs)
+    return out
+
+
+def cross_validate(
+    rows: list[Row], catalog: Catalog, priors: Calibration, fold_of: Callable[[Row], str]
+) -> tuple[dict[str, Scores], list[tuple[int, float, float]], np.ndarray]:
+    """Fit without each fold, score that fold; returns the errors, the scaling points and
+    every row's held-out modelled throughput."""
+    pair_list = pairs(rows)
+    folds: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        folds[fold_of(r)].append(i)
+    held_out = np.zeros(len(rows))
+    parts = []
+    for name, members in sorted(folds.items()):
+        train = [rows[i].observation for i in range(len(rows)) if fold_of(rows[i]) != name]
+        cal = fit(train, catalog, priors) if train else priors
+        modelled = modelled_throughput([r.observation for r in rows], catalog, cal)
+        held_out[members] = modelled[members]
+        parts.append(evaluate(rows, catalog, modelled, members, pair_list))
+        print(f"  fold {name:<28} rows {len(members):>4}", flush=True)
+    return merge(parts), scaling_points(rows, held_out), held_out
+
+
+def print_scaling(title: str, points: list[tuple[int, float, float]], rows: list[Row]) -> None:
+    if not points:
+        print(f"\n{title}: no multi-GPU runs")
+        return
+    engine = [abs(p - m) * 100 for _, m, p in points]
+    linear = [abs(1.0 - m) * 100 for _, m, _ in points]
+    print(
+        f"\n{title}: {len(points)} multi-GPU rows, mean |error| {statistics.fmean(engine):.1f} "
+        f"points (naive linear scaling: {statistics.fmean(linear):.1f} points)"
+    )
+    for i, m, p in sorted(points, key=lambda x: -abs(x[2] - x[1]))[:5]:
+        o = rows[i].observation
+        print(
+            f"    worst: {rows[i].key[:58]:<58} {o.gpus} x {o.accelerator}: "
+            f"measured {m:.0%}, predicted {p:.0%}"
+        )
+
+
+def predictable(rows: list[Row], catalog: Catalog, priors: Calibration) -> list[Row]:
+    modelled = modelled_throughput([r.observation for r in rows], catalog, priors)
+    keep = [r for r, m in zip(rows, modelled, strict=True) if m > 0 and np.isfinite(m)]
+    print(f"{len(rows) - len(keep)} rows the engine cannot place (it finds no fitting plan)")
+    return keep
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", action="store_true", help="refit on all rows and save")
+    parser.add_argument("--write", action="store_true", help="fit on all rows and save")
+    parser.add_argument("--priors", action="store_true", help="score the priors, no fitting")
     args = parser.parse_args()
-    catalog = load_catalog()
-    rows = load_rows()
-    priors = prior_calibration()
-    models = sorted({r.model for r in rows})
-    print(
-        f"{len(rows)} published measurements, {len(models)} models, "
-        f"{sum(1 for _ in pairs(rows))} baseline->target pairs"
-    )
     t0 = time.perf_counter()
-    folds = {m: fit([r.observation for r in rows if r.model != m], catalog, priors) for m in models}
-    fit_s = time.perf_counter() - t0
-    full = fit([r.observation for r in rows], catalog, priors)
-    all_pairs = list(pairs(rows))
+    catalog = bench_catalog()
+    rows, skipped = load_rows(catalog)
+    priors = prior_calibration()
     print(
-        summary(
-            "naive: scale by peak FLOP/s ratio", [naive(a, b, catalog, peak) for a, b in all_pairs]
-        )
+        f"{len(rows)} rows usable from benchmarks/data/accuracy_rows.csv; skipped: "
+        + ", ".join(f"{n} {why}" for why, n in skipped.most_common())
     )
-    print(
-        summary(
-            "naive: scale by memory bandwidth ratio",
-            [naive(a, b, catalog, bandwidth) for a, b in all_pairs],
+    rows = predictable(rows, catalog, priors)
+    sources = sorted({r.source for r in rows})
+    print(f"{len(rows)} rows from {len(sources)} sources, {len(pairs(rows))} baseline pairs")
+    everything = list(range(len(rows)))
+    if args.priors:
+        modelled = modelled_throughput([r.observation for r in rows], catalog, priors)
+        table(
+            "priors only (nothing fitted)",
+            evaluate(rows, catalog, modelled, everything, pairs(rows)),
         )
+        print_scaling("scaling efficiency, priors", scaling_points(rows, modelled), rows)
+        return 0
+    print("\nleave-one-source-out:")
+    loso, points, _ = cross_validate(rows, catalog, priors, lambda r: r.source)
+    table("leave-one-source-out (mean |error| %)", loso)
+    print_scaling("scaling efficiency, leave-one-source-out", points, rows)
+    print("\nleave-one-accelerator-architecture-out:")
+    loao, _, _ = cross_validate(
+        rows, catalog, priors, lambda r: catalog.accelerator(r.observation.accelerator).architecture
     )
-    prior_b, prior_n, _ = evaluate(rows, catalog, lambda _m: priors)
-    print(summary("engine, priors only, with baseline", prior_b))
-    print(summary("engine, priors only, no baseline", prior_n))
-    cv_b, cv_n, per_model = evaluate(rows, catalog, lambda m: folds[m])
-    print(summary("engine, leave-one-model-out, with baseline", cv_b))
-    print(summary("engine, leave-one-model-out, no baseline", cv_n))
-    in_b, in_n, _ = evaluate(rows, catalog, lambda _m: full)
-    print(summary("engine, fitted on all rows (in-sample), with baseline", in_b))
-    print(summary("engine, fitted on all rows (in-sample), no baseline", in_n))
-    print("\nleave-one-model-out, with baseline, per held-out model:")
-    for m in models:
-        print("  " + summary(m, per_model[m]))
-    print(f"\n(7-fold fitting took {fit_s:.1f} s)")
+    table("leave-one-architecture-out (mean |error| %)", loao)
     if args.write:
+        full = fit([r.observation for r in rows], catalog, priors)
         data = full.to_json()
         data["notes"] = {
             **priors.notes,
             "fitted": (
                 f"fitted by benchmarks/accuracy.py --write on {len(rows)} rows of "
-                "benchmarks/data/published_throughput_dev.csv (log-error least squares, priors "
-                "from priors.json)"
+                "benchmarks/data/accuracy_rows.csv from "
+                f"{len(sources)} sources (log-error least squares with a free factor per "
+                "run, priors from priors.json)"
             ),
         }
         CALIBRATION_JSON.write_text(json.dumps(data, indent=2) + "\n")
         print(f"wrote {CALIBRATION_JSON}")
+    print(f"\n({time.perf_counter() - t0:.0f} s)")
     return 0
 
 

@@ -1,145 +1,234 @@
-"""The published-throughput development set as workloads and measurements.
+"""The published development set as workloads and measurements the engine can be scored on.
 
-Reads ``benchmarks/data/published_throughput_dev.csv`` (each row cites its source) and
-describes each model the way a user would, through the public workload schema. Model shapes:
-- ResNet-50 v1.5: 4.1 GFLOPs per 224 px image forward, 25.6 M parameters (He et al. 2016;
-  NVIDIA DeepLearningExamples ResNet-50 v1.5 README);
-- BERT-Large: 24 layers, d 1024, 16 heads, vocab 30522 (Devlin et al. 2019);
-- GPT-2 Large: 36 layers, d 1280, 20 heads, vocab 50257 (Radford et al. 2019);
-- GPT-3 XL / 2.7B: 24 layers d 2048 24 heads / 32 layers d 2560 32 heads, vocab 50257
-  (Brown et al. 2020, Table 2.1);
-- OPT-1.3B: 24 layers, d 2048, 32 heads, vocab 50272 (Zhang et al. 2022, Table 1);
-- Switch-Transformer XL with 4 experts: taken as a T5-XL-shaped encoder-decoder, 24 + 24
-  layers, d 2048, d_ff 5120, 32 heads, vocab 32128 (Raffel et al. 2020; Fedus et al. 2022).
+Reads ``benchmarks/data/accuracy_rows.csv`` (built by ``benchmarks/data/normalise.py`` from
+the three published files; every row cites its source) and describes each usable row the
+way a user would, through the public workload schema: the model by its registry name, the
+precision, batch, sequence or request shape, execution mode and, for serving, the weight
+format, tensor-parallel degree and concurrency the source states. Each measurement is
+converted to the unit the engine predicts: samples (or requests) per second for the whole
+instance of ``gpus`` accelerators.
+
+Rows are skipped, and counted by reason, when their model is not in the registry (and not
+described below), their accelerator has no spec sheet, or their metric is a latency.
+Model shapes the registry does not carry (from the first development set):
+- GPT-3 XL / 2.7B: 24 layers d 2048 24 heads d_head 128 / 32 layers d 2560 32 heads,
+  vocab 50257 (Brown et al. 2020, Table 2.1);
+- Switch-Transformer XL with 4 experts: a T5-XL-shaped encoder-decoder, 24 + 24 layers,
+  d 2048, d_ff 5120, 32 heads, vocab 32128 (Raffel et al. 2020; Fedus et al. 2022).
 """
 
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from recommender.catalog import Catalog, UnknownAcceleratorError
+from recommender.models.registry import UnknownModelError, resolve_model
 from recommender.scoring.calibrate import Observation
 from recommender.workload import Workload
 
-__all__ = ["DATA", "Row", "load_rows"]
+__all__ = ["ROWS", "Row", "load_rows"]
 
-DATA = Path(__file__).resolve().parent / "data" / "published_throughput_dev.csv"
+ROWS = Path(__file__).resolve().parent / "data" / "accuracy_rows.csv"
 
-ARCHS: dict[str, dict[str, Any]] = {
-    "BERT-Large": {
+EXTRA_ARCHS: dict[str, dict[str, Any]] = {
+    "gpt-3-xl": {
         "layers": 24,
-        "hidden_size": 1024,
-        "heads": 16,
-        "vocab_size": 30522,
-        "kind": "encoder",
+        "hidden_size": 2048,
+        "heads": 24,
+        "head_dim": 128,
+        "vocab_size": 50257,
+        "bias": True,
+        "dropout": True,
+        "learned_positions": 2048,
     },
-    "GPT2-Large": {"layers": 36, "hidden_size": 1280, "heads": 20, "vocab_size": 50257},
-    "GPT3-2.7B": {"layers": 32, "hidden_size": 2560, "heads": 32, "vocab_size": 50257},
-    "GPT3-XL": {"layers": 24, "hidden_size": 2048, "heads": 24, "vocab_size": 50257},
-    "OPT-1.3B": {"layers": 24, "hidden_size": 2048, "heads": 32, "vocab_size": 50272},
-    "Switch-Transformer XL": {
+    "gpt-3-2.7b": {
+        "layers": 32,
+        "hidden_size": 2560,
+        "heads": 32,
+        "vocab_size": 50257,
+        "bias": True,
+        "dropout": True,
+        "learned_positions": 2048,
+    },
+    "switch-transformer-xl-4e": {
+        "type": "encoder-decoder",
         "layers": 24,
         "hidden_size": 2048,
         "heads": 32,
+        "intermediate_size": 5120,
         "vocab_size": 32128,
-        "ffn_multiplier": 2.5,
         "experts": 4,
-        "kind": "encoder-decoder",
+        "dropout": True,
     },
 }
-GPU_IDS = {
-    "A100-SXM4-80GB": "A100-SXM4-80GB",
-    "A100-PCIe-40GB": "A100-PCIe-40GB",
-    "A100-PCIe-80GB": "A100-PCIe-80GB",
-    "H100-SXM5-80GB": "H100-SXM5-80GB",
-    "V100-SXM2-16GB": "V100-SXM2-16GB",
-    "V100-SXM2-32GB": "V100-SXM2-32GB",
-    "V100-PCIe-32GB": "V100-PCIe-32GB",
-    "P100-PCIe-16GB": "P100-PCIe-16GB",
-    "T4": "T4",
-    "L4": "L4",
-    "P4": "P4",
+# The engine's classes of work, for the per-class tables.
+CLASSES = {
+    "training": "training",
+    "inference": "inference",
+    "llm-serving": "llm-serving",
+    "llm-decode-bs1": "llm-decode",
 }
+WEIGHT_FORMATS = {"fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"}
+COMPUTE_PRECISIONS = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8"}
+# Serving rows that state no request shape: the engine's defaults (ServingSpec).
+DEFAULT_PROMPT, DEFAULT_OUTPUT = 512, 256
+# Training rows that state no sequence length: 2048 tokens, or the model's context if shorter.
+DEFAULT_TRAINING_TOKENS = 2048
+# Inference-engine rows (MLPerf Offline / Server) that state no batch: engines batch deeply;
+# 64 is taken (an assumption, not a figure from the source).
+DEFAULT_ENGINE_BATCH = 64
 
 
 @dataclass(frozen=True)
 class Row:
-    model: str  # short model name
-    group: tuple[str, str, str, int]  # (model, task, precision, batch): same run, other GPUs
+    row_id: str
+    source: str  # source family (for leave-one-source-out)
+    cls: str  # training | inference | llm-serving | llm-decode
+    key: str  # rows with equal keys ran the same workload: compare their hardware
     observation: Observation
 
 
-def _gpu(text: str) -> str:
-    for prefix, canonical in GPU_IDS.items():
-        if text.startswith(prefix):
-            return canonical
-    raise KeyError(f"GPU {text!r} has no catalog id in published.py")
+def _int(text: str) -> int | None:
+    return int(float(text)) if text.strip() else None
 
 
-def _precision(text: str) -> str:
-    if text.startswith("FP32"):
-        return "fp32"
-    if text == "TF32":
-        return "tf32"
-    return "fp16"  # "AMP mixed precision" on V100/T4/A100 runs fp16 tensor cores
+def _model(key: str) -> dict[str, Any] | None:
+    if key in EXTRA_ARCHS:
+        return {"architecture": EXTRA_ARCHS[key]}
+    try:
+        resolve_model(key)
+    except UnknownModelError:
+        return None
+    return {"name": key}
 
 
-def _sequence(task: str) -> int:
-    for token in task.replace(",", " ").split():
-        if token.isdigit() and int(token) >= 128:
-            return int(token)
-    raise ValueError(f"no sequence length in {task!r}")
+def _context(key: str) -> int:
+    try:
+        arch = resolve_model(key).architecture
+    except UnknownModelError:
+        return DEFAULT_TRAINING_TOKENS
+    limit = getattr(arch, "max_sequence_length", None) or DEFAULT_TRAINING_TOKENS
+    return int(min(DEFAULT_TRAINING_TOKENS, limit))
 
 
-def _workload(model: str, task: str, precision: str, batch: int) -> tuple[str, Workload]:
-    training = task.startswith("train")
-    kind = "training" if training else "inference"
-    data = {"samples": 1e6, "source": "memory"}
-    compiled = "torch.compile" in task
-    if model.startswith("ResNet-50"):
-        spec: dict[str, Any] = {
-            "parameters": 25.6e6,
-            "family": "cnn",
-            "flops_per_sample": 4.1e9 * (3 if training else 1),
+def _precision(r: dict[str, str]) -> str:
+    p = r["precision"]
+    if p in COMPUTE_PRECISIONS:
+        return p
+    return "bf16" if p in ("int4", "fp4") else "fp16"
+
+
+def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
+    cls = CLASSES.get(r["workload"])
+    batch, seq = _int(r["batch"]), _int(r["seq_len"])
+    execution = "eager" if r["execution"] == "eager" else "compiled"
+    spec: dict[str, Any] = {
+        "name": r["row_id"],
+        "model": {**model, "execution": execution},
+        "precision": _precision(r),
+        "data": {"samples": 1e6, "source": "memory"},
+    }
+    if cls == "training":
+        spec["kind"] = "training"
+        spec["model"]["sequence_length"] = seq or _context(r["model_key"])
+        gpus = _int(r["gpus"]) or 1
+        global_batch = _int(r["global_batch"])
+        spec["batch_size"] = batch or (max(1, (global_batch or 256) // gpus))
+    elif cls == "inference":
+        spec["kind"] = "inference"
+        spec["model"]["sequence_length"] = seq or 128
+        spec["batch_size"] = batch or (DEFAULT_ENGINE_BATCH if r["execution"] == "engine" else 1)
+    elif cls in ("llm-serving", "llm-decode"):
+        spec["kind"] = "inference"
+        fmt = r["weight_format"] if r["weight_format"] in WEIGHT_FORMATS else None
+        tp = _int(r["tensor_parallel"])
+        spec["inference"] = {
+            "prompt_tokens": _int(r["prompt_tokens"]) or DEFAULT_PROMPT,
+            "output_tokens": _int(r["output_tokens"]) or DEFAULT_OUTPUT,
+            **({"weights": fmt} if fmt else {}),
+            **({"tensor_parallel": tp} if tp else {}),
         }
-        short = "ResNet-50"
+        if cls == "llm-decode":
+            spec["batch_size"] = 1
+        elif batch:
+            spec["batch_size"] = batch
     else:
-        short = next(k for k in ARCHS if model.startswith(k))
-        arch = {**ARCHS[short], "sequence_length": _sequence(task)}
-        spec = {
-            "architecture": arch,
-            "family": "transformer",
-            "optimizer_step": "no optimizer step" not in task,
-        }
-    spec["execution"] = "compiled" if compiled else "eager"
-    w = Workload.model_validate(
-        {
-            "name": short,
-            "kind": kind,
-            "model": spec,
-            "precision": precision,
-            "batch_size": batch,
-            "data": data,
-        }
+        return None
+    return spec
+
+
+def _measured(r: dict[str, str], w: Workload) -> float | None:
+    """The row's value in the engine's unit: samples or requests per s per instance."""
+    value, gpus = float(r["value"]), _int(r["gpus"]) or 1
+    metric, scope = r["metric"], r["scope"]
+    if metric == "samples_per_s" or metric == "requests_per_s":
+        return value * (gpus if scope == "per_gpu" else 1)
+    if metric in ("tokens_per_s", "output_tokens_per_s"):
+        if w.inference is not None:
+            per_instance = value * (gpus if scope == "per_gpu" else 1)
+            return per_instance / w.inference.output_tokens
+        tokens = w.model.tokens_per_sample or 1
+        return value * (gpus if scope == "per_gpu" else 1) / tokens
+    return None
+
+
+def _key(r: dict[str, str]) -> str:
+    fields = (
+        "group",
+        "model_key",
+        "workload",
+        "precision",
+        "weight_format",
+        "batch",
+        "seq_len",
+        "prompt_tokens",
+        "output_tokens",
+        "measure",
+        "execution",
+        "engine",
     )
-    return short, w
+    return "|".join(r[f] for f in fields)
 
 
-def load_rows(path: Path = DATA) -> list[Row]:
+def load_rows(catalog: Catalog, path: Path = ROWS) -> tuple[list[Row], Counter[str]]:
+    """Usable rows the engine can predict, and why the others were skipped."""
     rows: list[Row] = []
-    cache: dict[tuple[str, str, str, int], tuple[str, Workload]] = {}
+    skipped: Counter[str] = Counter()
+    cache: dict[str, Workload] = {}
     with path.open(newline="") as fh:
         for r in csv.DictReader(fh):
-            precision = _precision(r["precision"])
-            batch = int(r["batch"]) if r["batch"] else 256
-            group = (r["model"], r["task"].split(";")[0], precision, batch)
-            if group not in cache:
-                cache[group] = _workload(r["model"], r["task"], precision, batch)
-            short, w = cache[group]
-            obs = Observation(
-                w, _gpu(r["gpu"]), 1, float(r["throughput"]), "|".join(map(str, group))
-            )
-            rows.append(Row(short, group, obs))
-    return rows
+            if r["usable"] != "yes":
+                skipped["not usable (normalise.py)"] += 1
+                continue
+            model = _model(r["model_key"])
+            if model is None:
+                skipped["model not in the registry"] += 1
+                continue
+            try:
+                acc = catalog.accelerator(r["accelerator"]).id
+            except UnknownAcceleratorError:
+                skipped["accelerator without a spec sheet"] += 1
+                continue
+            if r["workload"] == "llm-decode-bs1" and not r["tensor_parallel"] and r["gpus"] != "1":
+                skipped["layer-split (pipeline) decode: not modelled"] += 1
+                continue
+            spec = _spec(r, model)
+            if spec is None:
+                skipped[f"workload {r['workload']}"] += 1
+                continue
+            spec_key = repr(sorted((k, repr(v)) for k, v in spec.items() if k != "name"))
+            if spec_key not in cache:
+                cache[spec_key] = Workload.model_validate(spec)
+            w = cache[spec_key]
+            measured = _measured(r, w)
+            if measured is None or measured <= 0:
+                skipped[f"metric {r['metric']}"] += 1
+                continue
+            gpus = _int(r["gpus"]) or 1
+            obs = Observation(w, acc, gpus, measured, _key(r))
+            rows.append(Row(r["row_id"], r["source_id"], CLASSES[r["workload"]], _key(r), obs))
+    return rows, skipped

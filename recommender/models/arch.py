@@ -397,6 +397,10 @@ class GivenArch(_Arch):
     activation_bytes_per_sample: Positive | None = Field(
         default=None, description="Training activations kept for backward, 16-bit, per sample."
     )
+    forward_activations: Positive | None = Field(
+        default=None,
+        description="Activation elements one forward pass writes (timm's infer_macts x 1e6).",
+    )
     resolution: str | None = None
     denoising_steps: PositiveInt | None = None
 

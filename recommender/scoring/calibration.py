@@ -61,6 +61,7 @@ class Calibration:
     host_link_efficiency: float = 0.8  # pinned H2D achieved / PCIe per-direction spec
     interconnect_efficiency: float = 0.7  # all-reduce bus bandwidth / link spec
     comm_overlap: float = 0.6  # share of gradient all-reduce hidden behind backward
+    serving_step_s: float = 2e-3  # host time per decode iteration of a serving engine
     notes: dict[str, str] = field(default_factory=dict)
 
     def compute_efficiency(self, acc: Accelerator, precision: Precision) -> float:
@@ -94,6 +95,7 @@ class Calibration:
             "host_link_efficiency": self.host_link_efficiency,
             "interconnect_efficiency": self.interconnect_efficiency,
             "comm_overlap": self.comm_overlap,
+            "serving_step_s": self.serving_step_s,
             "notes": self.notes,
         }
 

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recommender.catalog.schema import Accelerator, Precision
+from recommender.scoring.achievable import measured
 from recommender.scoring.calibration import Calibration
 
 __all__ = [
@@ -47,6 +48,13 @@ FLASH_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell", "cdna3"
 MEM_EFFICIENT_ATTENTION_SPEED = 0.5
 
 
+# Calibration keys of the shares a model's kernels reach of a *measured* capability: GEMMs of
+# real layer shapes vs the best-shape matmul sweep, and streaming kernels vs triad.
+MEASURED_KEY = "measured:tensor"
+MEASURED_MEMORY_KEY = "measured"
+MEASURED_SHARE = 0.8
+
+
 def has_precision(acc: Accelerator, precision: str) -> bool:
     """Whether ``acc`` has matrix units for ``precision`` (``fp4``: Blackwell's FP4)."""
     return getattr(acc.peak_tflops, precision, None) is not None
@@ -74,35 +82,53 @@ class Capabilities:
     peak_flops: FloatArray  # datasheet FLOP/s at the precision used (for MFU)
 
 
+def _flops(acc: Accelerator, p: Precision, cal: Calibration) -> float:
+    """Achievable FLOP/s: the measured matmul rate x the share a model's GEMMs reach of it,
+    else the datasheet peak x the fitted efficiency of its class."""
+    m = measured().get(acc.id)
+    rate = m.matmul(p) if m is not None and p != "fp32" else None
+    if rate is not None:
+        return rate * 1e12 * cal.compute.get(MEASURED_KEY, MEASURED_SHARE)
+    return (acc.peak_tflops.get(p) or acc.peak_tflops.fp32) * 1e12 * cal.compute_efficiency(acc, p)
+
+
+def _bandwidth(acc: Accelerator, cal: Calibration) -> float:
+    m = measured().get(acc.id)
+    if m is not None and m.memory_bandwidth_gbs is not None:
+        return m.memory_bandwidth_gbs * 1e9 * cal.memory.get(MEASURED_MEMORY_KEY, MEASURED_SHARE)
+    return acc.memory_bandwidth_gbs * 1e9 * cal.memory_efficiency(acc)
+
+
+def _link(acc: Accelerator, cal: Calibration) -> float:
+    """All-reduce bus bandwidth between the GPUs of one instance (bytes/s): measured where
+    published, else NVLink per direction (or half the PCIe link, through the host bridge)
+    times the fitted interconnect efficiency."""
+    m = measured().get(acc.id)
+    if m is not None and m.allreduce_busbw_gbs is not None:
+        return m.allreduce_busbw_gbs * 1e9
+    per_direction = (
+        acc.nvlink_gbs / 2 if acc.nvlink_gbs else acc.host_link.gbs_per_direction * PCIE_PEER_FACTOR
+    )
+    return per_direction * 1e9 * cal.interconnect_efficiency
+
+
 def capabilities(
     accs: Sequence[Accelerator], precision: Precision, cal: Calibration
 ) -> Capabilities:
     used = tuple(effective_precision(a, precision) for a in accs)
-    flops = [
-        (a.peak_tflops.get(p) or a.peak_tflops.fp32) * 1e12 * cal.compute_efficiency(a, p)
-        for a, p in zip(accs, used, strict=True)
-    ]
-    bw = [a.memory_bandwidth_gbs * 1e9 * cal.memory_efficiency(a) for a in accs]
-    host = [a.host_link.gbs_per_direction * 1e9 * cal.host_link_efficiency for a in accs]
-    link = [
-        (a.nvlink_gbs / 2 if a.nvlink_gbs else a.host_link.gbs_per_direction * PCIE_PEER_FACTOR)
-        * 1e9
-        * cal.interconnect_efficiency
-        for a in accs
-    ]
+    pairs = list(zip(accs, used, strict=True))
     return Capabilities(
-        flops=np.asarray(flops, dtype=np.float64),
-        bandwidth=np.asarray(bw, dtype=np.float64),
-        host_link=np.asarray(host, dtype=np.float64),
-        interconnect=np.asarray(link, dtype=np.float64),
+        flops=np.asarray([_flops(a, p, cal) for a, p in pairs], dtype=np.float64),
+        bandwidth=np.asarray([_bandwidth(a, cal) for a in accs], dtype=np.float64),
+        host_link=np.asarray(
+            [a.host_link.gbs_per_direction * 1e9 * cal.host_link_efficiency for a in accs]
+        ),
+        interconnect=np.asarray([_link(a, cal) for a in accs], dtype=np.float64),
         has_nvlink=np.asarray([bool(a.nvlink_gbs) for a in accs]),
         memory_gb=np.asarray([a.memory_gb for a in accs], dtype=np.float64),
         precision_used=used,
         flash=np.asarray([a.architecture in FLASH_ARCHITECTURES for a in accs]),
         peak_flops=np.asarray(
-            [
-                (a.peak_tflops.get(p) or a.peak_tflops.fp32) * 1e12
-                for a, p in zip(accs, used, strict=True)
-            ]
+            [(a.peak_tflops.get(p) or a.peak_tflops.fp32) * 1e12 for a, p in pairs]
         ),
     )

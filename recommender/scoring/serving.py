@@ -152,7 +152,10 @@ def _decode_step(
     comm = np.where(tp > 1, comm, 0.0)
     kernels = SERVING_KERNELS_PER_LAYER * s.layers * cal.kernel_gpu_s
     memory_bound = weights / r.bandwidth >= gemm_flops / r.flops
-    return np.asarray(gemm + attention + comm + kernels), np.asarray(memory_bound)
+    # The engine's own time per iteration (scheduling, sampling, detokenising), not hidden
+    # behind the device by every engine (calibrated: ``serving_step_s``).
+    step = gemm + attention + comm + kernels + cal.serving_step_s
+    return np.asarray(step), np.asarray(memory_bound)
 
 
 def _prefill(s: Shape, r: _Rates, tp: FloatArray, prompt: float, cal: Calibration) -> FloatArray:

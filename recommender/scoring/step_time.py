@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from recommender.models.arch import GivenArch
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.memory import StateBytes
 from recommender.scoring.shape import Shape
@@ -45,9 +46,11 @@ KERNELS_PER_TRANSFORMER_LAYER = {"eager": 22.0, "compiled": 8.0}
 KERNELS_CNN_FORWARD = 230.0  # ResNet-50 in eager PyTorch (conv + bn + relu + adds)
 KERNELS_GENERIC_FORWARD = 100.0
 COMPILED_KERNEL_SHARE = 0.4  # a compiled CNN launches ~40 % of the eager kernels
-# Element-wise activation elements per forward FLOP of a CNN: ResNet-50 at 224 px streams
-# ~22 M activation elements for 8.2 GFLOPs (torchvision's feature maps; 2 FLOPs per MAC).
-CNN_ACTIVATIONS_PER_FLOP = 22e6 / 8.2e9
+# Activation elements per forward FLOP of a CNN that states none: ResNet-50 at 224 px writes
+# 11.11 M activations for 8.22 GFLOPs (timm results CSV at aa4b5850, infer_macts and
+# infer_gmacs x 2). Depthwise nets write several times more per FLOP (EfficientNet-B0:
+# 6.75 M for 0.80 GFLOPs), so registry CNNs carry their own ``forward_activations``.
+CNN_ACTIVATIONS_PER_FLOP = 11.11e6 / 8.22e9
 # FLOPs per byte of activation traffic for a model with no shape, by family.
 GENERIC_FLOPS_PER_BYTE = {"transformer": 200.0, "recsys": 20.0}
 DEFAULT_FLOPS_PER_BYTE = 150.0
@@ -133,7 +136,9 @@ def activation_traffic_bytes(
         return np.asarray(elementwise + np.where(fused, 0.0, scores))
     forward = s.matmul_flops
     if w.model.resolved_family == "cnn":
-        elements = forward * CNN_ACTIVATIONS_PER_FLOP
+        arch = w.model.architecture
+        given = arch.forward_activations if isinstance(arch, GivenArch) else None
+        elements = given if given is not None else forward * CNN_ACTIVATIONS_PER_FLOP
         if w.model.activation_bytes_per_sample is not None:
             elements = w.model.activation_bytes_per_sample / el
         return np.full(fused.shape, cal.cnn_passes[mode] * elements * el)

@@ -1,0 +1,98 @@
+"""benchmarks/data/bench_accelerators.yaml: a spec sheet for every usable accuracy row.
+
+The accuracy benchmark looks a row's peaks up in the product catalog first, then in this file,
+then through the aliases the file's header names (ids that leave a detail open).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import pytest
+
+from recommender.catalog import Accelerator, AcceleratorNames, Catalog, load_catalog
+from recommender.catalog.schema import AcceleratorFile
+from recommender.catalog.yamlfile import load_document
+
+DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+BENCH_FILE = DATA / "bench_accelerators.yaml"
+ROWS_FILE = DATA / "accuracy_rows.csv"
+# A header line "#   H200-141GB -> H200-SXM-141GB: why" names an alias, not an entry.
+ALIAS_LINE = re.compile(r"^#\s+(\S+) -> (\S+):", re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def bench() -> AcceleratorFile:
+    return load_document(BENCH_FILE, AcceleratorFile).model
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+@pytest.fixture(scope="module")
+def aliases() -> dict[str, str]:
+    return dict(ALIAS_LINE.findall(BENCH_FILE.read_text(encoding="utf-8")))
+
+
+def _usable_accelerators() -> set[str]:
+    with ROWS_FILE.open(newline="", encoding="utf-8") as fh:
+        return {row["accelerator"] for row in csv.DictReader(fh) if row["usable"] == "yes"}
+
+
+def test_every_usable_row_resolves(
+    bench: AcceleratorFile, catalog: Catalog, aliases: dict[str, str]
+) -> None:
+    names = _usable_accelerators()
+    assert len(names) > 20, "accuracy_rows.csv has no usable rows to check"
+    bench_names = AcceleratorNames(bench.accelerators)
+    unresolved = sorted(
+        name
+        for name in names
+        if name not in catalog.names and name not in bench_names and name not in aliases
+    )
+    assert unresolved == []
+    # The file is needed: some rows resolve only through it.
+    assert any(name not in catalog.names and name in bench_names for name in names)
+
+
+def test_entries_are_named_exactly_as_the_rows_spell_them(bench: AcceleratorFile) -> None:
+    used = _usable_accelerators()
+    assert [a.id for a in bench.accelerators if a.id not in used] == []
+
+
+def test_aliases_point_at_product_parts(catalog: Catalog, aliases: dict[str, str]) -> None:
+    assert aliases == {"H200-141GB": "H200-SXM-141GB", "V100-SXM2": "V100-SXM2-16GB"}
+    for alias, target in aliases.items():
+        assert alias not in catalog.names, f"{alias} resolves already: drop the alias"
+        assert catalog.names.by_id(target) is not None, f"{alias} -> unknown id {target}"
+
+
+def test_every_entry_has_a_source(bench: AcceleratorFile) -> None:
+    assert bench.accelerators
+    for acc in bench.accelerators:
+        assert acc.source.name.strip(), acc.id
+        assert acc.source.url is not None and acc.source.url.startswith(("http://", "https://"))
+
+
+def test_each_name_resolves_to_its_own_entry(bench: AcceleratorFile) -> None:
+    names = AcceleratorNames(bench.accelerators)
+    for acc in bench.accelerators:
+        for name in acc.names():
+            assert names.resolve_all(name) == (acc,), f"{name!r} is ambiguous in the bench file"
+
+
+def _same_part(a: Accelerator, b: Accelerator) -> bool:
+    return (a.vendor, a.memory_gb) == (b.vendor, b.memory_gb)
+
+
+def test_no_entry_contradicts_the_product_catalog(bench: AcceleratorFile, catalog: Catalog) -> None:
+    """Where both files name a part the product wins; the two must describe the same part."""
+    assert bench.accelerators
+    for acc in bench.accelerators:
+        for name in acc.names():
+            for product in catalog.names.resolve_all(name, strict=False):
+                assert _same_part(acc, product), f"{acc.id} ({name!r}) is {product.id} there"

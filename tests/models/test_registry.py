@@ -38,13 +38,15 @@ def _rel(computed: float, published: float) -> float:
 def test_registry_ships_the_models_the_engine_is_asked_about() -> None:
     assert len(ENTRIES) >= 45
     families = {e.family for e in ENTRIES}
-    assert families == {"transformer", "cnn", "vision", "speech"}
+    assert families == {"transformer", "cnn", "vision", "speech", "diffusion"}
     assert {e.architecture.type for e in ENTRIES} >= {
         "decoder",
         "encoder",
         "encoder-decoder",
         "vit",
         "cnn",
+        "diffusion-unet",
+        "dit",
     }
     assert len(MOE) >= 6
 

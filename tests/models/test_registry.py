@@ -142,7 +142,11 @@ def test_every_spelling_of_every_entry_resolves_to_it() -> None:
             assert REGISTRY.resolve(name) is entry, name
 
 
-def test_default_registry_is_the_checkout_file_loaded_once() -> None:
+def test_default_registry_is_the_checkout_file_loaded_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(MODELS_FILE_ENV, raising=False)
+    monkeypatch.delenv("RECOMMENDER_CATALOG_DIR", raising=False)
     assert default_models_path() == MODELS_YAML
     assert default_registry() is default_registry()
     assert resolve_model("gpt-2-large").name == "gpt-2-large"

@@ -23,6 +23,7 @@ forward FLOPs at a stated resolution): their shapes are too varied to count here
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
@@ -259,21 +260,21 @@ class TransformerArch(_Arch):
         head = 0 if self.tied_embeddings or self.type == "encoder" else self.vocab_size * h
         return float(table + head + self.learned_positions * h)
 
-    @property
+    @cached_property
     def non_embedding_parameters(self) -> float:
         return self._stack_parameters(active=False)
 
-    @property
+    @cached_property
     def parameters(self) -> float:
         """Every weight, as the published counts give it (embeddings included)."""
         return self._stack_parameters(False) + self._embedding_parameters() + self.extra_parameters
 
-    @property
+    @cached_property
     def active_parameters(self) -> float:
         """Weights one token passes through (MoE: the routed and shared experts only)."""
         return self._stack_parameters(True) + self._embedding_parameters() + self.extra_parameters
 
-    @property
+    @cached_property
     def expert_parameters(self) -> float:
         """Weights of the routed experts (what expert parallelism divides); 0 when dense."""
         enc_dec = self.type == "encoder-decoder" and self.is_moe
@@ -367,7 +368,7 @@ class VisionTransformerArch(_Arch):
         h = self.hidden_size
         return float(self.channels * self.patch_size**2 * h + h)
 
-    @property
+    @cached_property
     def parameters(self) -> float:
         h = self.hidden_size
         encoder = self.as_encoder().non_embedding_parameters
@@ -375,7 +376,7 @@ class VisionTransformerArch(_Arch):
         head = self.num_classes * h + self.num_classes
         return encoder + embeddings + head
 
-    @property
+    @cached_property
     def active_parameters(self) -> float:
         return self.parameters
 
@@ -399,7 +400,7 @@ class GivenArch(_Arch):
     resolution: str | None = None
     denoising_steps: PositiveInt | None = None
 
-    @property
+    @cached_property
     def active_parameters(self) -> float:
         return self.parameters
 

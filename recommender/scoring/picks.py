@@ -6,12 +6,13 @@ import numpy as np
 
 from recommender.catalog.offers import OffersTable
 from recommender.scoring.cost import Costs
+from recommender.scoring.describe import describe_plan, remedies
 from recommender.scoring.engine import Context
 from recommender.scoring.explain import bottleneck_advice, limit_text
-from recommender.scoring.memory import GB, remedies, usable_bytes
+from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Predictions
 from recommender.scoring.rank import Ranking, config_keys
-from recommender.scoring.results import Alternative, Cost, Objective, Pick, Predicted
+from recommender.scoring.results import Alternative, Cost, Objective, Pick, Plan, Predicted
 
 __all__ = ["VENDOR_CAVEATS", "build_pick", "general_advice"]
 
@@ -68,6 +69,7 @@ def _why(
     c: Costs,
     r: Ranking,
     objective: Objective,
+    plan: Plan | None,
 ) -> list[str]:
     w = ctx.workload
     acc = t.accelerators[int(t.acc[row])]
@@ -79,10 +81,11 @@ def _why(
         thr += f" ({float(p.tokens_per_s[row]):.4g} tokens/s)"
     why.append("predicted " + thr)
     need, room = float(p.need_bytes[row]), usable_bytes(acc.memory_gb)
-    shards = int(p.shards[row])
     fit = f"fits: {need / GB:.1f} of {room / GB:.1f} GB usable per GPU"
-    if shards > 1:
-        fit += f", sharded over {shards} GPUs ({'FSDP' if w.kind == 'training' else 'TP'})"
+    if plan is not None and plan.assumed:
+        fit += " with " + ", ".join(plan.assumed)
+    elif ctx.calibrated.proven_acc is not None and int(t.acc[row]) == ctx.calibrated.proven_acc:
+        fit = "fits: your baseline ran on it"
     why.append(fit)
     if gpus > 1 and w.kind == "training":
         link = "NVLink" if acc.nvlink_gbs else "PCIe"
@@ -149,6 +152,7 @@ def build_pick(
             else "spot capacity can be reclaimed: keep on-demand replicas for the base load"
         )
     latency = float(r.time[row]) * 1e3 if w.kind != "training" else None
+    plan = describe_plan(w, p, row, t.accelerators[int(t.acc[row])])
     return Pick(
         rank=rank_no,
         cloud=o.cloud,
@@ -177,10 +181,11 @@ def build_pick(
             per_million_usd=_f(float(c.per_million_usd[row])),
             per_million_unit=c.per_million_unit,
         ),
-        why=_why(ctx, row, t, p, c, r, objective),
+        why=_why(ctx, row, t, p, c, r, objective, plan),
         limits=limits,
         alternatives=_alternatives(row, t, c, r),
         pareto_optimal=row in r.pareto,
+        plan=plan,
     )
 
 
@@ -193,14 +198,13 @@ def _memory_advice(ctx: Context, t: OffersTable, p: Predictions) -> list[str]:
     gpu_mem = t.gpu_memory_gb[misfit]
     worst = int(misfit[int(np.argmax(gpu_mem))])
     acc = t.accelerators[int(t.acc[worst])]
-    need = ctx.footprint.per_gpu(1)
-    parts = ", ".join(f"{k} {v:g} GB" for k, v in ctx.footprint.components_gb().items())
+    need = float(p.need_bytes[worst])
     head = (
-        f"Does not fit on a single {acc.id} ({acc.memory_gb:g} GB): needs "
-        f"{need / GB:.1f} GB per GPU ({parts})."
+        f"Does not fit {int(t.gpus[worst])} x {acc.id} ({acc.memory_gb:g} GB each) with any "
+        f"recipe the planner tries: the best needs {need / GB:.1f} GB per GPU."
     )
     bigger = [(a.id, a.memory_gb) for a in ctx.catalog.accelerators]
-    return [head, *remedies(w, ctx.footprint, acc.memory_gb, bigger)]
+    return [head, *remedies(w, ctx.shape, acc, bigger)]
 
 
 def general_advice(

@@ -1,0 +1,415 @@
+"""Rebuild accuracy_rows.csv: one normalised table over the three published-throughput files.
+
+Reads published_throughput_dev.csv, published_throughput_dev2.csv and
+published_throughput_extra.csv (this folder) and writes accuracy_rows.csv, one row per source
+row, in file order, so the output is deterministic. The lookup tables live in
+normalise_rules.py; the rules that need a row's context are the functions below, each with
+its reason beside it.
+
+    python benchmarks/data/normalise.py            # rewrite accuracy_rows.csv
+    python benchmarks/data/normalise.py --summary  # print counts (README.md quotes them)
+    python benchmarks/data/normalise.py --check    # exit 1 if accuracy_rows.csv is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import re
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import normalise_rules as rules
+
+__all__ = ["COLUMNS", "INPUTS", "OUTPUT", "build_rows", "render", "summary"]
+
+HERE = Path(__file__).resolve().parent
+INPUTS = (
+    ("dev", "published_throughput_dev.csv"),
+    ("dev2", "published_throughput_dev2.csv"),
+    ("extra", "published_throughput_extra.csv"),
+)
+OUTPUT = HERE / "accuracy_rows.csv"
+COLUMNS = [
+    "row_id",
+    "file",
+    "source_id",
+    "group",
+    "model_key",
+    "workload",
+    "execution",
+    "engine",
+    "precision",
+    "weight_format",
+    "kv_precision",
+    "batch",
+    "global_batch",
+    "seq_len",
+    "prompt_tokens",
+    "output_tokens",
+    "accelerator",
+    "gpus",
+    "nodes",
+    "tensor_parallel",
+    "pipeline_parallel",
+    "interconnect",
+    "metric",
+    "measure",
+    "value",
+    "scope",
+    "usable",
+    "why_not",
+    "source",
+]
+
+MS_PER_S = 1000.0
+MINUTES_PER_HOUR = 60.0
+MINUTES_PER_DAY = 1440.0
+LLM_MODELS = re.compile(r"^(llama|mixtral|mistral|deepseek|opt-|gpt-3-175b)")
+SERVING_METRICS = frozenset(
+    {
+        "llm_offline_throughput",
+        "llm_concurrency_throughput",
+        "llm_batch_latency",
+        "llm_ttft",
+        "llm_tpot",
+        "llm_ttft_mean",
+        "llm_itl_mean",
+        "llm_static_batch_throughput",
+    }
+)
+# What a metric's value is, beyond its unit (TTFT and TPOT are both seconds).
+MEASURES = {
+    "time_to_train": "time_to_train",
+    "llm_ttft": "ttft_median",
+    "llm_tpot": "tpot_median",
+    "llm_ttft_mean": "ttft_mean",
+    "llm_itl_mean": "itl_mean",
+    "llm_static_batch_throughput": "static_batch_throughput",
+    "llm_batch_latency": "batch_latency",
+    "infer_latency": "batch_latency",
+    "mlperf_inference_offline": "mlperf_offline",
+    "mlperf_inference_server": "mlperf_server",
+    "mlperf_inference_interactive": "mlperf_interactive",
+    "llm_concurrency_throughput": "concurrency_throughput",
+    "llm_decode_bs1": "decode_bs1",
+}
+# Sources that ran one engine throughout; their rows' `software` says which.
+ENGINE_BY_FAMILY = {
+    "tgi-sagemaker": "tgi",
+    "amd-instinct": "vllm",
+    "oci-blog": "vllm",
+    "vllm-ci": "vllm",
+    "sglang": "sglang",
+    "datacrunch-h200": "sglang",
+    "fastertransformer": "fastertransformer",
+    "llamacpp-gpu-benchmarks": "llama.cpp",
+}
+# Sources that compare engines name the one each row ran on in `software`.
+ENGINE_KEYWORDS = (
+    ("nim", "nim-tensorrt-llm"),
+    ("vllm", "vllm"),
+    ("tgi", "tgi"),
+    ("turbomind", "lmdeploy-turbomind"),
+    ("mlc-llm", "mlc-llm"),
+    ("llm-awq", "llm-awq"),
+)
+RACK_SCALE_NVLINK = frozenset({"GB200", "GB300"})  # NVL72: one NVLink domain over 18 trays
+Row = dict[str, str]
+
+
+def _find(pattern: str, text: str) -> str:
+    """The first capture group of `pattern` in `text` (case-insensitive), else ''."""
+    hit = re.search(pattern, text, re.IGNORECASE)
+    return hit.group(1) if hit else ""
+
+
+def source_id(tag: str, row: Row) -> str:
+    """The publisher family; dev has no group, so its two sources are told apart by URL."""
+    if tag == "dev":
+        return "nvidia-dle" if "DeepLearningExamples" in row["source"] else "neusight"
+    for prefix, family in rules.SOURCE_PREFIXES:
+        if row["group"].startswith(prefix):
+            return family
+    raise ValueError(f"{tag}: no source family for group {row['group']!r}")
+
+
+def model_key(row: Row) -> str:
+    key = rules.first_match(rules.MODEL_RULES, row["model"])
+    if key is None:
+        raise ValueError(f"no model key for {row['model']!r}")
+    return key
+
+
+def workload(row: Row, model: str) -> str:
+    """Class by metric; MLPerf Inference rows are LLM serving only for the LLM benchmarks."""
+    metric = row.get("metric", "")
+    if metric == "time_to_train":
+        return "time-to-train"
+    if metric == "llm_decode_bs1":
+        return "llm-decode-bs1"
+    if metric in SERVING_METRICS or (
+        metric.startswith("mlperf_inference") and LLM_MODELS.match(model)
+    ):
+        return "llm-serving"
+    if metric == "train_throughput" or row["task"].startswith("training"):
+        return "training"
+    return "inference"
+
+
+def engine(family: str, row: Row) -> str:
+    """The serving engine or benchmark harness that replaces eager framework code, else ''."""
+    software = row.get("software", "").lower()
+    if family in ("mlperf-training", "mlperf-inference-v5.1"):
+        for name in ("tensorrt", "vllm", "sglang"):
+            if name in software:
+                return name
+        return "mlperf-submission"  # MLPerf submitters' own fused implementations
+    if family in ENGINE_BY_FAMILY:
+        return ENGINE_BY_FAMILY[family]
+    for keyword, name in ENGINE_KEYWORDS:
+        if re.search(rf"\b{keyword}\b", software):
+            return name
+    return ""
+
+
+def execution(row: Row, engine_name: str) -> str:
+    """Engine rows are 'engine'; framework rows are 'compiled' when the text says torch.compile
+    is on (gpt-fast compiles by default), else 'eager', PyTorch's default."""
+    if engine_name:
+        return "engine"
+    text = f"{row['task']} {row.get('software', '')}".lower()
+    if "compile off" in text or "compile" not in text:
+        return "eager"
+    return "compiled"
+
+
+def precision(row: Row) -> str:
+    return rules.first_match(rules.PRECISION_RULES, row["precision"]) or "unknown"
+
+
+def kv_precision(row: Row, work: str) -> str:
+    """fp8 where the model or settings name an fp8 KV cache; serving rows without it: unknown."""
+    if work not in ("llm-serving", "llm-decode-bs1"):
+        return ""
+    text = f"{row['model']} {row['task']} {row.get('software', '')}".lower()
+    if "fp8-kv" in text or "kv-cache-dtype fp8" in text:
+        return "fp8"
+    return "unknown"
+
+
+def batches(family: str, row: Row, gpus: int) -> tuple[str, str]:
+    """(per-GPU batch or serving concurrency, global batch).
+
+    MLPerf Training's `batch` is the global batch (dev2 README); the per-GPU batch is it
+    divided by the GPU count when that divides evenly. torchtitan writes 'local L / global G'.
+    DeepSpeed-Chat's '1024 (query-answer pairs, max)' is a global maximum. Everything else is
+    per GPU (training) or the batch / concurrency of a serving run.
+    """
+    text = row.get("batch", "")
+    local, glob = _find(r"local (\d+)", text), _find(r"global (\d+)", text)
+    if local or glob:
+        return local, glob
+    number = _find(r"^(\d+)", text)
+    if family == "deepspeed-chat":
+        return "", number
+    if family == "mlperf-training" and number:
+        divides = int(number) % gpus == 0
+        return (str(int(number) // gpus) if divides else ""), number
+    return number, ""
+
+
+def parallelism(family: str, row: Row, gpus: int) -> tuple[str, str]:
+    """(tensor, pipeline) degrees as the task states them; one GPU is 1/1; data-parallel-only
+    harnesses (DLE, NeuSight, timm, FSDP without TP) are 1/1; TGI's GPU count is its TP degree
+    (dev2 README)."""
+    task = row["task"]
+    tp = _find(r"\bTP[ =]?(\d+)", task) or _find(r"tensor parallel(?: over)? (\d+)", task)
+    pp = _find(r"\bPP[ =]?(\d+)", task) or _find(r"pipeline parallel (\d+)", task)
+    if family == "tgi-sagemaker":
+        tp = str(gpus)
+    data_parallel = family in ("nvidia-dle", "neusight", "timm") or "fsdp" in task.lower()
+    if gpus == 1 or (data_parallel and not tp):
+        tp = tp or "1"
+    if tp and not pp and (gpus == 1 or data_parallel or int(tp) == gpus):
+        pp = "1"
+    return tp, pp
+
+
+def interconnect(row: Row, accelerator: str, gpus: int, nodes: int) -> str:
+    """The link that carries the multi-GPU traffic: the inter-node network for multi-node runs,
+    the intra-node link otherwise; blank for one GPU. Boards without NVLink use PCIe."""
+    if gpus <= 1:
+        return ""
+    text = row.get("interconnect", "").lower()
+    if accelerator in RACK_SCALE_NVLINK and "nvlink" in text:
+        return "nvswitch"
+    if nodes > 1:
+        inter = text.split("inter-node:", 1)[-1]
+        if re.search(r"infiniband|ipoib|\bib\b|ndr|hdr|edr", inter):
+            return "infiniband"
+        if re.search(r"ethernet|roce|gbe", inter):
+            return "ethernet"
+        return "unknown"
+    if accelerator in rules.NO_NVLINK:
+        return "pcie"
+    if accelerator in rules.XGMI_ONLY:
+        return "xgmi"
+    for pattern, kind in (
+        ("switch", "nvswitch"),
+        ("nvlink", "nvlink"),
+        ("xgmi|infinity fabric", "xgmi"),
+        ("pcie", "pcie"),
+    ):
+        if re.search(pattern, text):
+            return kind
+    return "unknown"
+
+
+def metric_value(row: Row) -> tuple[str, str, float]:
+    """(metric, measure, value) in the table's units; hours and days become minutes, ms become
+    seconds (the only arithmetic done to a published figure)."""
+    unit, metric = row["unit"].lower(), row.get("metric", "")
+    value = float(row["throughput"])
+    measure = MEASURES.get(metric, "throughput")
+    conversions: tuple[tuple[str, str, Callable[[float], float]], ...] = (
+        ("total vs output", "tokens_per_s", lambda v: v),  # AMD page: which tokens unknown
+        ("minutes", "minutes_to_train", lambda v: v),
+        ("hours", "minutes_to_train", lambda v: v * MINUTES_PER_HOUR),
+        ("days", "minutes_to_train", lambda v: v * MINUTES_PER_DAY),
+        ("^ms", "seconds_latency", lambda v: v / MS_PER_S),
+        ("^seconds", "seconds_latency", lambda v: v),
+        ("requests/s", "requests_per_s", lambda v: v),
+        ("queries/s|images/s|sequences/s|items/s|samples/s", "samples_per_s", lambda v: v),
+        ("output|generated|one stream|single stream", "output_tokens_per_s", lambda v: v),
+        ("tokens/s", "tokens_per_s", lambda v: v),
+    )
+    for pattern, name, convert in conversions:
+        if re.search(pattern, unit):
+            return name, measure, convert(value)
+    raise ValueError(f"no metric for unit {row['unit']!r}")
+
+
+def usability(norm: Row, row: Row) -> tuple[str, str]:
+    """('yes', '') or ('no', reasons): what keeps a row from being scored on its own."""
+    reasons = []
+    if norm["metric"] == "minutes_to_train":
+        reasons.append("time-to-train: compare within group only")
+    if norm["precision"] == "unknown":
+        reasons.append("precision unknown")
+    if norm["accelerator"] in rules.UNPINNED_ACCELERATORS:
+        reasons.append("accelerator variant not stated")
+    if "total vs output tokens not stated" in row["unit"]:
+        reasons.append("total vs output tokens not stated")
+    return ("no", "; ".join(reasons)) if reasons else ("yes", "")
+
+
+def _count(row: Row, column: str, pattern: str) -> int:
+    text = row.get(column, "")
+    return int(text) if text else int(_find(pattern, row["task"]) or 1)
+
+
+def normalise_row(tag: str, index: int, row: Row) -> Row:
+    family = source_id(tag, row)
+    model = model_key(row)
+    work = workload(row, model)
+    gpus, nodes = _count(row, "gpus", r"(\d+) GPU"), _count(row, "nodes", r"(\d+) nodes?")
+    accelerator = rules.first_match(rules.ACCELERATOR_RULES, row["gpu"])
+    if accelerator is None:
+        raise ValueError(f"{tag} row {index}: no accelerator id for {row['gpu']!r}")
+    engine_name = engine(family, row)
+    metric, measure, value = metric_value(row)
+    batch, global_batch = batches(family, row, gpus)
+    tp, pp = parallelism(family, row, gpus)
+    group = row.get("group") or f"{family}/{model}/{work}"
+    if metric == "minutes_to_train" and global_batch:
+        group = f"{group}/global_batch={global_batch}"  # dev2 README: compare within this
+    norm: Row = {
+        "row_id": f"{tag}:{index:04d}",
+        "file": dict(INPUTS)[tag],
+        "source_id": family,
+        "group": group,
+        "model_key": model,
+        "workload": work,
+        "execution": execution(row, engine_name),
+        "engine": engine_name,
+        "precision": precision(row),
+        "kv_precision": kv_precision(row, work),
+        "batch": batch,
+        "global_batch": global_batch,
+        "seq_len": row.get("seq_len") or _find(r"seq(?:uence)?[_ ]len(?:gth)? (\d+)", row["task"]),
+        "prompt_tokens": row.get("prompt_tokens", ""),
+        "output_tokens": row.get("output_tokens", ""),
+        "accelerator": accelerator,
+        "gpus": str(gpus),
+        "nodes": str(nodes),
+        "tensor_parallel": tp,
+        "pipeline_parallel": pp,
+        "interconnect": interconnect(row, accelerator, gpus, nodes),
+        "metric": metric,
+        "measure": measure,
+        "value": f"{value:.10g}",
+        "scope": row.get("scope") or "system",
+        "source": row["source"],
+    }
+    serving = work in ("llm-serving", "llm-decode-bs1")
+    norm["weight_format"] = norm["precision"] if serving else ""
+    norm["usable"], norm["why_not"] = usability(norm, row)
+    return norm
+
+
+def build_rows(data_dir: Path = HERE) -> list[Row]:
+    """Every row of the three input files, normalised, in file order."""
+    out: list[Row] = []
+    for tag, name in INPUTS:
+        with (data_dir / name).open(newline="", encoding="utf-8") as handle:
+            for index, row in enumerate(csv.DictReader(handle), start=1):
+                out.append(normalise_row(tag, index, row))
+    return out
+
+
+def render(rows: list[Row]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def summary(rows: list[Row]) -> str:
+    """Markdown tables of row counts per source, workload, precision, accelerator."""
+    parts = [f"{len(rows)} rows, {sum(r['usable'] == 'yes' for r in rows)} usable.\n"]
+    for column in ("source_id", "workload", "precision", "execution", "accelerator", "usable"):
+        counts = Counter(r[column] for r in rows)
+        usable = Counter(r[column] for r in rows if r["usable"] == "yes")
+        parts.append(f"| {column} | rows | usable |\n|---|---:|---:|")
+        for name, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            parts.append(f"| {name} | {count} | {usable[name]} |")
+        parts.append("")
+    return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--summary", action="store_true", help="print counts, write nothing")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the output is stale")
+    args = parser.parse_args(argv)
+    rows = build_rows()
+    if args.summary:
+        print(summary(rows))
+        return 0
+    text = render(rows)
+    if args.check:
+        stale = not OUTPUT.exists() or OUTPUT.read_text(encoding="utf-8") != text
+        print(f"{OUTPUT.name} is {'stale' if stale else 'up to date'}")
+        return 1 if stale else 0
+    OUTPUT.write_text(text, encoding="utf-8")
+    print(f"wrote {len(rows)} rows to {OUTPUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,246 @@
+"""The vocabularies and lookup tables that map published rows onto canonical names.
+
+`normalise.py` applies these tables; keeping them here leaves that script with the row logic
+only. Every table is ordered: the first pattern that matches wins, so a specific pattern sits
+above the general one it would otherwise shadow (``l40s`` above ``l40`` above ``l4``).
+Patterns are regular expressions searched in the lower-cased source text.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "ACCELERATOR_RULES",
+    "EXECUTIONS",
+    "INTERCONNECTS",
+    "METRICS",
+    "MODEL_RULES",
+    "NO_NVLINK",
+    "PRECISIONS",
+    "PRECISION_RULES",
+    "SCOPES",
+    "SOURCE_PREFIXES",
+    "UNPINNED_ACCELERATORS",
+    "WORKLOADS",
+    "XGMI_ONLY",
+    "first_match",
+]
+
+# Closed vocabularies of the normalised table (the test checks every row against them).
+WORKLOADS = ("training", "inference", "llm-serving", "llm-decode-bs1", "time-to-train")
+EXECUTIONS = ("eager", "compiled", "engine")
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4", "unknown")
+# "xgmi" is AMD Infinity Fabric between Instinct GPUs: neither NVLink nor PCIe.
+INTERCONNECTS = ("nvlink", "nvswitch", "pcie", "xgmi", "infiniband", "ethernet", "unknown")
+METRICS = (
+    "samples_per_s",
+    "tokens_per_s",
+    "output_tokens_per_s",
+    "requests_per_s",
+    "minutes_to_train",
+    "seconds_latency",
+)
+SCOPES = ("system", "per_gpu", "per_stream")
+
+# Source family by group prefix (dev2 and extra carry a `group`; dev rows are told apart by
+# their URL in `normalise.py`). One family = one publisher's measurement campaign, the unit
+# that leave-one-source-out holds out.
+SOURCE_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("mlperf-training-", "mlperf-training"),
+    ("mlperf-inference-v5.1", "mlperf-inference-v5.1"),
+    ("timm-results", "timm"),
+    ("hf-tgi-sagemaker", "tgi-sagemaker"),
+    ("amd-instinct-performance-results", "amd-instinct"),
+    ("gpt-fast-readme", "gpt-fast"),
+    ("torchtitan-", "torchtitan"),
+    ("oci-blog-", "oci-blog"),
+    ("deepspeed-chat-", "deepspeed-chat"),
+    ("vllm-ci-", "vllm-ci"),
+    ("sglang-benchmark-", "sglang"),
+    ("nvidia-dle-", "nvidia-dle"),
+    ("torchao-", "torchao"),
+    ("kempnerforge-", "kempnerforge"),
+    ("datacrunch-sglang-", "datacrunch-h200"),
+    ("fastertransformer-", "fastertransformer"),
+    ("llamacpp-gpu-benchmarks", "llamacpp-gpu-benchmarks"),
+    ("rocm-blog-", "rocm-blogs"),
+    ("philschmid-llmperf-", "philschmid-llmperf"),
+    ("lmdeploy-", "lmdeploy"),
+)
+
+# Model text -> canonical key (MODELS-SPEC.md spellings; keys that spec does not list are
+# named in the same style and listed in README.md).
+MODEL_RULES: tuple[tuple[str, str], ...] = (
+    (r"llama[- ]?2[- ]70b|llama2-70b|llama2_70b", "llama-2-70b"),
+    (r"llama[- ]?2[- ]13b", "llama-2-13b"),
+    (r"llama[- ]?2[- ]7b", "llama-2-7b"),
+    (r"llama[- ]?3\.1[- ]405b|llama3\.1-405b|llama31_405b", "llama-3.1-405b"),
+    (r"llama[- ]?3\.1[- ]70b", "llama-3.1-70b"),
+    (r"llama[- ]?3\.1[- ]8b|llama3\.1-8b|llama-3-8\.1b", "llama-3.1-8b"),
+    (r"llama[- ]?3[- ]70b", "llama-3-70b"),
+    (r"llama[- ]?3[- ]8b", "llama-3-8b"),
+    # KempnerForge's 7B and 70B have the Llama-3 8B / 70B shapes (8.03B / 70.55B parameters,
+    # dims stated in the row); its 13B is a Llama-3-style 14.84B model of its own.
+    (r"kempnerforge 7b", "llama-3-8b"),
+    (r"kempnerforge 70b", "llama-3-70b"),
+    (r"kempnerforge 13b", "kempnerforge-13b"),
+    (r"mixtral", "mixtral-8x7b"),
+    (r"mistral[- ]7b", "mistral-7b"),
+    (r"deepseek-r1", "deepseek-r1"),
+    (r"bert-6b", "bert-6b"),
+    (r"bert-base", "bert-base"),
+    (r"bert-large", "bert-large"),
+    (r"gpt2-large", "gpt-2-large"),
+    (r"gpt3-xl", "gpt-3-xl"),
+    (r"gpt3-2\.7b", "gpt-3-2.7b"),
+    (r"gpt-3 175b", "gpt-3-175b"),
+    (r"opt-1\.3b", "opt-1.3b"),
+    (r"opt-6\.7b", "opt-6.7b"),
+    (r"opt-13b", "opt-13b"),
+    (r"opt-30b", "opt-30b"),
+    (r"opt-66b", "opt-66b"),
+    (r"opt-175b", "opt-175b"),
+    (r"switch-transformer xl", "switch-transformer-xl-4e"),
+    (r"se-resnext101", "se-resnext101-32x4d"),
+    (r"resnet-50|resnet50", "resnet-50"),
+    (r"resnet152", "resnet-152"),
+    (r"retinanet", "retinanet-resnext50"),
+    (r"stable diffusion xl", "stable-diffusion-xl"),
+    (r"stable diffusion v2", "stable-diffusion-2"),
+    (r"whisper", "whisper-large-v3"),  # MLPerf Inference v5.1 whisper = Whisper Large v3
+    (r"vit_small_patch16", "vit-small-16"),
+    (r"vit_base_patch16", "vit-base-16"),
+    (r"vit_large_patch16", "vit-large-16"),
+    (r"convnext_base", "convnext-base"),
+    (r"efficientnet[-_]b0", "efficientnet-b0"),
+    (r"efficientnet-b4", "efficientnet-b4"),
+    (r"mobilenetv3_large", "mobilenetv3-large"),
+    (r"swin_base", "swin-base"),
+    (r"densenet121", "densenet-121"),
+    (r"transformer-xl base", "transformer-xl-base"),
+    (r"transformer-xl large", "transformer-xl-large"),
+    (r"temporal fusion transformer", "temporal-fusion-transformer"),
+)
+
+# Accelerator text -> canonical id: the id of catalogs/accelerators.yaml where one exists,
+# else the product's name in the same style. Where the source gives the memory but not the
+# form factor the id says so ("A100-80GB"); where it gives neither, the bare family, which
+# UNPINNED_ACCELERATORS marks unusable.
+ACCELERATOR_RULES: tuple[tuple[str, str], ...] = (
+    (r"h100.*96gb hbm2e", "H100-HBM2e-96GB-500W"),  # torchtitan's Grand Teton part
+    (r"h100.*nvl", "H100-NVL-94GB"),
+    (r"h100.*pcie", "H100-PCIe-80GB"),
+    (r"h100-sxm5-96gb", "H100-SXM5-96GB"),
+    (r"h100.*(sxm|80gb hbm3)", "H100-SXM5-80GB"),
+    (r"h100 80g", "H100-80GB"),
+    (r"h100", "H100"),
+    (r"h200.*nvl", "H200-NVL-141GB"),
+    (r"h200.*sxm", "H200-SXM-141GB"),
+    (r"h200.*141", "H200-141GB"),
+    (r"h200", "H200-141GB"),  # every H200 has 141 GB
+    (r"gb300", "GB300"),
+    (r"gb200", "GB200"),
+    (r"b200", "B200"),
+    (r"mi325x", "MI325X"),
+    (r"mi300x", "MI300X"),
+    (r"mi250x \(one gcd\)", "MI250X-GCD"),
+    (r"mi210", "MI210"),
+    (r"a100.*pcie.*40", "A100-PCIe-40GB"),
+    (r"a100.*pcie", "A100-PCIe-80GB"),
+    (r"a100.*sxm.*40", "A100-SXM4-40GB"),
+    (r"a100.*sxm", "A100-SXM4-80GB"),
+    (r"a100.*p4d\.24xlarge", "A100-SXM4-40GB"),  # catalogs/aws.yaml: p4d.24xlarge
+    (r"a100.*80g", "A100-80GB"),
+    (r"a100.*40g", "A100-40GB"),
+    (r"a100", "A100"),
+    (r"a10g", "A10G"),
+    (r"\ba30\b", "A30"),
+    (r"\ba40\b", "A40"),
+    (r"l40s", "L40S"),
+    (r"\bl40\b", "L40"),
+    (r"\bl4\b", "L4"),
+    (r"\bt4\b", "T4"),
+    (r"\bp4\b", "P4"),
+    (r"p100", "P100-PCIe-16GB"),
+    (r"v100-sxm2-16gb", "V100-SXM2-16GB"),
+    (r"v100-sxm2-32gb", "V100-SXM2-32GB"),
+    (r"v100-pcie-32gb", "V100-PCIe-32GB"),
+    (r"v100.*dgx-1", "V100-SXM2"),  # DGX-1 V100s are SXM2; memory size not stated
+    (r"rtx pro 6000.*max-q", "RTX-PRO-6000-Max-Q"),
+    (r"rtx pro 6000.*server", "RTX-PRO-6000-Server"),
+    (r"rtx 6000 ada", "RTX-6000-Ada"),
+    (r"rtx 5000 ada", "RTX-5000-Ada"),
+    (r"rtx 4000 ada", "RTX-4000-Ada"),
+    (r"rtx-2000e-ada", "RTX-2000E-Ada"),
+    (r"rtx a6000", "RTX-A6000"),
+    (r"rtx a5000", "RTX-A5000"),
+    (r"5090", "RTX-5090"),
+    (r"4090", "RTX-4090"),
+    (r"4080", "RTX-4080"),
+    (r"4070 ti", "RTX-4070-Ti"),
+    (r"3090", "RTX-3090"),
+    (r"3080 ti", "RTX-3080-Ti"),
+    (r"3080", "RTX-3080"),
+    (r"3070", "RTX-3070"),
+    (r"7900 xtx", "RX-7900-XTX"),
+    (r"arc pro b60", "Arc-Pro-B60"),
+    (r"max 1100", "Max-1100"),
+)
+
+# Ids that do not pin a product's memory or form factor: rows on them are kept but unusable.
+UNPINNED_ACCELERATORS = frozenset({"A100", "H100"})
+
+# Boards without an NVLink connector: a multi-GPU system of them talks over PCIe, whatever a
+# submitter's system description claims (dev2's README notes an L40S system "with 18x 4th Gen
+# NVLink", an evident copy-paste).
+NO_NVLINK = frozenset(
+    {
+        "T4",
+        "L4",
+        "L40",
+        "L40S",
+        "A10G",
+        "P4",
+        "RTX-4090",
+        "RTX-5090",
+        "RTX-4080",
+        "RTX-4070-Ti",
+        "RTX-6000-Ada",
+        "RTX-5000-Ada",
+        "RTX-4000-Ada",
+        "RTX-2000E-Ada",
+        "RTX-PRO-6000-Max-Q",
+        "RTX-PRO-6000-Server",
+    }
+)
+
+# Instinct OAM parts: the GPUs of one node are joined by Infinity Fabric (xGMI) links.
+XGMI_ONLY = frozenset({"MI300X", "MI325X"})
+
+# Precision text -> vocabulary. Explicit "TF32 off" forms sit above the plain tf32 rule;
+# fp8/int8 sit above bf16 because "bf16 + float8 linears" and "int8 weight-only, bf16
+# activations" name the format the run is about after the bf16 base.
+PRECISION_RULES: tuple[tuple[str, str], ...] = (
+    (r"not stated", "unknown"),
+    # dev2 README: the TGI rows are "fp16 and GPTQ"; TGI's unquantised rows are the fp16 ones.
+    (r"no quantization \(tgi default dtype\)", "fp16"),
+    (r"tf32 off|tf32_override=0", "fp32"),
+    (r"gptq|q4_k_m|uint4|int4|w4a16", "int4"),
+    (r"fp4", "fp4"),
+    (r"mxfp8|float8|fp8", "fp8"),
+    (r"int8", "int8"),
+    (r"tf32", "tf32"),
+    (r"bf16|bfloat16", "bf16"),
+    (r"\bamp\b|fp16|\bf16\b|float16", "fp16"),  # NVIDIA DLE "AMP" is fp16 autocast
+    (r"fp32", "fp32"),
+)
+
+
+def first_match(rules: tuple[tuple[str, str], ...], text: str) -> str | None:
+    """The value of the first rule whose pattern occurs in `text` (lower-cased), else None."""
+    lowered = text.lower()
+    for pattern, value in rules:
+        if re.search(pattern, lowered):
+            return value
+    return None

@@ -1,0 +1,85 @@
+"""scoring.serving: continuous batching, KV room, TTFT/TPOT targets, formats, MoE reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from recommender import predict, recommend
+from recommender.catalog import Catalog
+from recommender.workload import Workload
+
+
+def _serve(model: str, **extra: Any) -> Workload:
+    spec: dict[str, Any] = {
+        "name": "serve",
+        "kind": "inference",
+        "model": {"name": model},
+        "precision": "bf16",
+        "inference": {"prompt_tokens": 1024, "output_tokens": 256},
+    }
+    for key, value in extra.items():
+        spec[key] = {**spec.get(key, {}), **value} if isinstance(value, dict) else value
+    return Workload.model_validate(spec)
+
+
+def test_llama_3_70b_at_50_tokens_per_s_per_user_runs_tp8_on_8_h100(catalog: Catalog) -> None:
+    w = _serve("llama-3-70b", targets={"tpot_ms": 20})  # 50 tokens/s per user
+    p = predict(w, "H100-SXM5-80GB", 8, catalog=catalog)
+    assert p.fits_in_memory
+    assert p.plan is not None
+    assert p.plan.tensor_parallel == 8
+    assert p.plan.tpot_ms is not None and p.plan.tpot_ms <= 20
+    feasible = recommend(w, catalog=catalog, top=3)
+    assert feasible.picks
+
+
+def test_concurrency_is_bounded_by_the_kv_cache_room(catalog: Catalog) -> None:
+    # 8B bf16 = 16 GB of weights; the rest of an 80 GB H100 holds KV blocks of
+    # 131,072 B/token x 1,280 tokens = 168 MB per sequence; 24 GB L4 holds far fewer.
+    w = _serve("llama-3-8b")
+    big = predict(w, "H100-SXM5-80GB", 1, catalog=catalog)
+    small = predict(w, "L4", 1, catalog=catalog)
+    assert big.plan is not None and small.plan is not None
+    assert big.plan.concurrency is not None and small.plan.concurrency is not None
+    assert small.plan.concurrency < big.plan.concurrency
+    kv_per_seq = 131_072 * (1024 + 256)
+    assert small.plan.concurrency * kv_per_seq < 24 * 2**30 - 16e9
+
+
+def test_a_tpot_target_trades_concurrency_for_latency(catalog: Catalog) -> None:
+    loose = predict(_serve("llama-3-8b"), "H100", 1, catalog=catalog)
+    tight = predict(_serve("llama-3-8b", targets={"tpot_ms": 15}), "H100", 1, catalog=catalog)
+    assert loose.plan is not None and tight.plan is not None
+    assert (tight.plan.concurrency or 0) < (loose.plan.concurrency or 0)
+    assert (tight.tokens_per_s or 0) < (loose.tokens_per_s or 0)
+    assert (tight.plan.tpot_ms or 99) <= 15
+
+
+def test_int4_weights_halve_what_bf16_needs(catalog: Catalog) -> None:
+    bf16 = predict(_serve("llama-3-70b"), "H100", 2, catalog=catalog)
+    int4 = predict(_serve("llama-3-70b", inference={"weights": "int4"}), "H100", 1, catalog=catalog)
+    assert not predict(_serve("llama-3-70b"), "H100", 1, catalog=catalog).fits_in_memory
+    assert int4.fits_in_memory and bf16.fits_in_memory
+    assert int4.plan is not None and int4.plan.memory_gb["weights"] < 40
+
+
+def test_fp4_weights_only_where_the_chip_has_fp4(catalog: Catalog) -> None:
+    w = _serve("llama-3-8b", inference={"weights": "fp4"})
+    assert not predict(w, "H100", 1, catalog=catalog).fits_in_memory
+    b200 = catalog.accelerator("B200")
+    if getattr(b200.peak_tflops, "fp4", None):
+        assert predict(w, "B200", 1, catalog=catalog).fits_in_memory
+
+
+def test_moe_decode_reads_active_experts_but_holds_all(catalog: Catalog) -> None:
+    # Mixtral 8x7B holds 46.7 B parameters but reads ~12.9 B per token at batch 1.
+    tp2 = {"tensor_parallel": 2}
+    mixtral = _serve("mixtral-8x7b", batch_size=1, inference=tp2)
+    dense = _serve("llama-2-13b", batch_size=1, inference=tp2)
+    m = predict(mixtral, "H100", 2, catalog=catalog)
+    d = predict(dense, "H100", 2, catalog=catalog)
+    assert m.plan is not None and m.plan.memory_gb["weights"] > 40  # all experts, TP 2
+    # Both are bandwidth-bound at batch 1: time per token follows bytes read (~13 B each).
+    assert m.plan.tpot_ms == pytest.approx(d.plan.tpot_ms if d.plan else 0, rel=0.2)

@@ -1,0 +1,92 @@
+"""scoring.step_time: the per-cell time model, checked with hand-worked numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from recommender.scoring.calibration import prior_calibration
+from recommender.scoring.memory import state_bytes
+from recommender.scoring.shape import shape_of
+from recommender.scoring.step_time import Cells, step_time
+
+from .conftest import make
+
+TFLOPS = 100e12
+BANDWIDTH = 1e12
+LINK = 100e9
+
+
+def _cells(**overrides: float) -> Cells:
+    one = np.array([1.0])
+    values: dict[str, object] = {
+        "flop_per_s": one * TFLOPS,
+        "bytes_per_s": one * BANDWIDTH,
+        "link_bytes_per_s": one * LINK,
+        "host_link_bytes_per_s": one * 25e9,
+        "nvlink": np.array([True]),
+        "fused_attention": np.array([True]),
+        "attention_speed": one,
+        "tp": one,
+        "dp": one,
+        "stage": one * 0,
+        "ckpt": one * 0,
+        "offload": one * 0,
+        "micro_batch": one,
+        "accumulation": one,
+    }
+    values.update({k: np.array([v]) for k, v in overrides.items()})
+    return Cells(**values)  # type: ignore[arg-type]
+
+
+def _job():  # type: ignore[no-untyped-def]
+    # A shapeless "other" model: 1e12 training FLOPs per sample, 1e6 parameters.
+    w = make(
+        model={
+            "parameters": 1e6,
+            "flops_per_sample": 3e12,
+            "family": "other",
+            "memory_bytes_per_sample": 3e6,
+        },
+        batch_size=1,
+    )
+    s = shape_of(w)
+    return w, s, state_bytes(w, s)
+
+
+def test_compute_is_flops_over_the_achievable_rate() -> None:
+    w, s, st = _job()
+    t = step_time(w, s, st, _cells(), prior_calibration(), 2.0)
+    kernels = t.compute_s[0] - 3e12 / TFLOPS
+    assert t.compute_s[0] == pytest.approx(3e12 / TFLOPS + kernels)
+    assert 0 <= kernels < 0.01  # per-kernel overheads only
+
+
+def test_full_checkpointing_adds_a_forward_pass() -> None:
+    w, s, st = _job()
+    cal = prior_calibration()
+    none = step_time(w, s, st, _cells(), cal, 2.0)
+    full = step_time(w, s, st, _cells(ckpt=2), cal, 2.0)
+    forward = 1e12 / TFLOPS
+    # one more forward of FLOPs, plus its ~100 kernels (5 us each in the priors)
+    assert full.compute_s[0] - none.compute_s[0] == pytest.approx(forward, abs=1e-3)
+    assert full.recompute_flops_share[0] == pytest.approx(1 / 3)
+
+
+def test_accumulation_repeats_micro_steps_but_not_the_all_reduce() -> None:
+    w, s, st = _job()
+    cal = prior_calibration()
+    one = step_time(w, s, st, _cells(dp=8), cal, 2.0)
+    four = step_time(w, s, st, _cells(dp=8, accumulation=4), cal, 2.0)
+    assert four.compute_s[0] == pytest.approx(4 * one.compute_s[0])
+    assert four.dp_comm_s[0] <= one.dp_comm_s[0]
+
+
+def test_ring_all_reduce_moves_2_n_minus_1_over_n_of_the_gradients() -> None:
+    # 1e9 parameters of bf16 gradients over 8 GPUs: 2 x 7/8 x 2 GB / 100 GB/s = 35 ms, less
+    # what hides behind the backward (overlap x 2/3 of the micro-step).
+    w = make(model={"parameters": 1e9, "flops_per_sample": 3e9, "family": "other"}, batch_size=1)
+    s = shape_of(w)
+    cal = prior_calibration().with_values(comm_overlap=0.0)
+    t = step_time(w, s, state_bytes(w, s), _cells(dp=8), cal, 2.0)
+    assert t.dp_comm_s[0] == pytest.approx(2 * 7 / 8 * 2e9 / LINK)

@@ -35,6 +35,7 @@ PUBLISHED = {
     "Qwen--Qwen3-235B-A22B": "qwen3-235b-a22b",
     "deepseek-ai--DeepSeek-V3": "deepseek-v3",
     "deepseek-ai--DeepSeek-R1": "deepseek-r1",
+    "google-bert--bert-base-uncased": "bert-base",
 }
 
 

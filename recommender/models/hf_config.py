@@ -42,6 +42,10 @@ GEMMA3_MAX_POSITIONS = 131_072
 T5_RELATIVE_BUCKETS = 32
 # transformers' BertConfig default number of token types (segments A and B).
 BERT_TOKEN_TYPES = 2
+# Dropout rates when a config omits them: transformers' defaults (BertConfig
+# hidden_dropout_prob, GPT2Config resid_pdrop, OPTConfig dropout, T5Config dropout_rate 0.1;
+# GPTJConfig resid_pdrop, WhisperConfig dropout, ViTConfig hidden_dropout_prob 0.0).
+DEFAULT_DROPOUT = {"bert": 0.1, "gpt2": 0.1, "opt": 0.1, "t5": 0.1}
 # Whisper's front end: two 1-D convolutions of kernel 3 (Radford et al. 2022, section 2.2).
 WHISPER_CONV_KERNEL = 3
 # tie_word_embeddings when a config omits it: the default of each transformers config class.
@@ -87,6 +91,14 @@ class _Keys:
             self.problem(key, f"must be true or false (got {value!r})")
             return default
         return value
+
+    def dropout(self, key: str, default: float) -> bool:
+        """Whether training keeps dropout masks: the config's rate (or its class default) > 0."""
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            self.problem(key, f"must be a non-negative number (got {value!r})")
+            return False
+        return value > 0
 
     def text(self, key: str, default: str) -> str:
         value = self.data.get(key, default)
@@ -194,6 +206,7 @@ def _gpt2(k: _Keys) -> Fields:
         "bias": True,
         "learned_positions": positions if k.model_type == "gpt2" else 0,  # GPT-J: rotary
         "max_sequence_length": positions,
+        "dropout": k.dropout("resid_pdrop", DEFAULT_DROPOUT.get(k.model_type, 0.0)),
     }
 
 
@@ -213,6 +226,7 @@ def _opt(k: _Keys) -> Fields:
         "bias": k.flag("enable_bias", True),
         "learned_positions": positions + OPT_POSITION_OFFSET,
         "max_sequence_length": positions,
+        "dropout": k.dropout("dropout", DEFAULT_DROPOUT["opt"]),
     }
 
 
@@ -232,6 +246,7 @@ def _bert(k: _Keys) -> Fields:
         "learned_positions": positions,
         "max_sequence_length": positions,
         "extra_parameters": float(token_types * hidden + pooler),
+        "dropout": k.dropout("hidden_dropout_prob", DEFAULT_DROPOUT["bert"]),
     }
 
 
@@ -252,6 +267,7 @@ def _t5(k: _Keys) -> Fields:
         "norm": "rmsnorm",
         "max_sequence_length": k.optional_integer("n_positions"),
         "extra_parameters": float(2 * buckets * heads),  # one bias table in each stack
+        "dropout": k.dropout("dropout_rate", DEFAULT_DROPOUT["t5"]),
     }
 
 
@@ -280,6 +296,7 @@ def _whisper(k: _Keys) -> Fields:
         "learned_positions": target,
         "max_sequence_length": target,
         "extra_parameters": float(conv + sinusoids),
+        "dropout": k.dropout("dropout", 0.0),
     }
 
 
@@ -295,6 +312,7 @@ def _vit(k: _Keys) -> Fields:
         "heads": k.integer("num_attention_heads"),
         "intermediate_size": k.integer("intermediate_size"),
         "num_classes": len(labels) if isinstance(labels, Mapping) else 0,
+        "dropout": k.dropout("hidden_dropout_prob", 0.0),
     }
 
 

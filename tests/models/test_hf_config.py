@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from recommender.models.arch import TransformerArch
+from recommender.models.arch import GivenArch, TransformerArch
 from recommender.models.hf_config import (
     SUPPORTED_MODEL_TYPES,
     HFConfigError,
@@ -35,6 +35,7 @@ PUBLISHED = {
     "Qwen--Qwen3-235B-A22B": "qwen3-235b-a22b",
     "deepseek-ai--DeepSeek-V3": "deepseek-v3",
     "deepseek-ai--DeepSeek-R1": "deepseek-r1",
+    "google-bert--bert-base-uncased": "bert-base",
 }
 
 
@@ -139,6 +140,9 @@ def test_model_type_maps_to_the_published_count(
         entry = REGISTRY.resolve(expected)
         assert arch.parameters == pytest.approx(entry.parameters, rel=2e-4)
         assert abs(arch.parameters / entry.published_parameters - 1) <= 0.01
+        # the transformers defaults for an omitted rate agree with the registry's flag
+        assert not isinstance(arch, GivenArch) and not isinstance(entry.architecture, GivenArch)
+        assert arch.dropout == entry.architecture.dropout
     else:
         assert abs(arch.parameters / expected - 1) <= 0.01
 
@@ -203,6 +207,17 @@ def test_gated_or_plain_follows_type_and_activation(
     shape = base["llama" if model_type == "gemma" else model_type]
     arch = architecture_from_hf_config({"model_type": model_type, **shape, **keys})
     assert isinstance(arch, TransformerArch) and arch.mlp == mlp
+
+
+def test_dropout_follows_the_configured_rate() -> None:
+    (_, keys, _) = OTHER_TYPES[3]  # bert-base
+    default = architecture_from_hf_config({"model_type": "bert", **keys})
+    no_dropout = {"model_type": "bert", **keys, "hidden_dropout_prob": 0.0}
+    without = architecture_from_hf_config(no_dropout)
+    assert isinstance(default, TransformerArch) and isinstance(without, TransformerArch)
+    assert default.dropout and not without.dropout
+    with pytest.raises(HFConfigError, match="hidden_dropout_prob: must be a non-negative"):
+        architecture_from_hf_config({**no_dropout, "hidden_dropout_prob": "high"})
 
 
 def test_every_supported_type_has_a_test_above() -> None:

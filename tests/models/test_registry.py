@@ -38,13 +38,15 @@ def _rel(computed: float, published: float) -> float:
 def test_registry_ships_the_models_the_engine_is_asked_about() -> None:
     assert len(ENTRIES) >= 45
     families = {e.family for e in ENTRIES}
-    assert families == {"transformer", "cnn", "vision", "speech"}
+    assert families == {"transformer", "cnn", "vision", "speech", "diffusion"}
     assert {e.architecture.type for e in ENTRIES} >= {
         "decoder",
         "encoder",
         "encoder-decoder",
         "vit",
         "cnn",
+        "diffusion-unet",
+        "dit",
     }
     assert len(MOE) >= 6
 
@@ -140,7 +142,11 @@ def test_every_spelling_of_every_entry_resolves_to_it() -> None:
             assert REGISTRY.resolve(name) is entry, name
 
 
-def test_default_registry_is_the_checkout_file_loaded_once() -> None:
+def test_default_registry_is_the_checkout_file_loaded_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(MODELS_FILE_ENV, raising=False)
+    monkeypatch.delenv("RECOMMENDER_CATALOG_DIR", raising=False)
     assert default_models_path() == MODELS_YAML
     assert default_registry() is default_registry()
     assert resolve_model("gpt-2-large").name == "gpt-2-large"

@@ -19,6 +19,7 @@ accelerator in the same run) is compared in points. Absolute errors are |pred/me
 
     python benchmarks/accuracy.py               # cross-validated report (refits per fold)
     python benchmarks/accuracy.py --priors      # the priors alone: nothing fitted at all
+    python benchmarks/accuracy.py --by-architecture   # + leave-one-architecture-out
     python benchmarks/accuracy.py --write       # also fit on every row -> calibration.json
 """
 
@@ -246,6 +247,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="fit on all rows and save")
     parser.add_argument("--priors", action="store_true", help="score the priors, no fitting")
+    parser.add_argument(
+        "--by-architecture",
+        action="store_true",
+        help="also leave one accelerator architecture out (one refit per architecture: slow)",
+    )
     args = parser.parse_args()
     t0 = time.perf_counter()
     catalog = bench_catalog()
@@ -271,11 +277,15 @@ def main() -> int:
     loso, points, _ = cross_validate(rows, catalog, priors, lambda r: r.source)
     table("leave-one-source-out (mean |error| %)", loso)
     print_scaling("scaling efficiency, leave-one-source-out", points, rows)
-    print("\nleave-one-accelerator-architecture-out:")
-    loao, _, _ = cross_validate(
-        rows, catalog, priors, lambda r: catalog.accelerator(r.observation.accelerator).architecture
-    )
-    table("leave-one-architecture-out (mean |error| %)", loao)
+    if args.by_architecture:
+        print("\nleave-one-accelerator-architecture-out:")
+        loao, _, _ = cross_validate(
+            rows,
+            catalog,
+            priors,
+            lambda r: catalog.accelerator(r.observation.accelerator).architecture,
+        )
+        table("leave-one-architecture-out (mean |error| %)", loao)
     if args.write:
         full = fit([r.observation for r in rows], catalog, priors)
         data = full.to_json()

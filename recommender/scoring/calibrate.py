@@ -71,7 +71,7 @@ EFFICIENCY_SIGMA = 0.4
 DEMAND_SIGMA = 0.7
 OVERHEAD_SIGMA = 1.0
 # Least-squares evaluations per fit: each costs one prediction of every observation.
-MAX_EVALUATIONS = 150
+MAX_EVALUATIONS = 60
 
 
 def _parameters(
@@ -124,13 +124,16 @@ class _Prepared:
     rows: Rows
 
 
-_PREPARED: dict[tuple[int, int], list[_Prepared]] = {}
+# The last observation set prepared, with the objects themselves (kept alive by the entry,
+# so their ids cannot be reused while it is cached).
+_PREPARED: dict[tuple[int, int], tuple[object, object, list[_Prepared]]] = {}
 
 
 def _prepare(obs: Sequence[Observation], catalog: Catalog) -> list[_Prepared]:
     key = (id(obs), id(catalog))
-    if key in _PREPARED:
-        return _PREPARED[key]
+    hit = _PREPARED.get(key)
+    if hit is not None and hit[0] is obs and hit[1] is catalog:
+        return hit[2]
     index = {a.id: i for i, a in enumerate(catalog.accelerators)}
     by_workload: dict[int, list[int]] = {}
     for i, o in enumerate(obs):
@@ -148,7 +151,7 @@ def _prepare(obs: Sequence[Observation], catalog: Catalog) -> list[_Prepared]:
         shape = shape_of(w)
         out.append(_Prepared(shape, state_bytes(w, shape), members, rows))
     _PREPARED.clear()  # one observation set at a time
-    _PREPARED[key] = out
+    _PREPARED[key] = (obs, catalog, out)
     return out
 
 
@@ -231,8 +234,9 @@ def fit(
         modelled = modelled_throughput(obs, catalog, apply(theta))
         model = np.log(np.maximum(modelled, 1e-30))
         raw = model - measured
-        offsets = _group_offsets(raw, group, n_groups)
-        raw = raw - np.where(grouped, offsets[np.maximum(group, 0)], 0.0)
+        if n_groups:
+            offsets = _group_offsets(raw, group, n_groups)
+            raw = raw - np.where(grouped, offsets[np.maximum(group, 0)], 0.0)
         prior = math.sqrt(prior_weight) * (theta - theta0) / sigma
         return np.concatenate([raw, prior])
 

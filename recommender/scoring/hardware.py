@@ -112,7 +112,29 @@ def _link(acc: Accelerator, cal: Calibration) -> float:
     return per_direction * 1e9 * cal.interconnect_efficiency
 
 
+# Recently computed capabilities, keyed by the identity of their inputs (kept alive by the
+# entry itself, so an id cannot be reused while cached).
+_CACHE: dict[tuple[int, int, str], tuple[object, object, Capabilities]] = {}
+_CACHE_SIZE = 32
+
+
 def capabilities(
+    accs: Sequence[Accelerator], precision: Precision, cal: Calibration
+) -> Capabilities:
+    """Achievable figures of ``accs`` at ``precision`` under ``cal`` (cached per request
+    inputs: a catalog and a calibration are immutable)."""
+    key = (id(accs), id(cal), precision)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is accs and hit[1] is cal:
+        return hit[2]
+    caps = _capabilities(accs, precision, cal)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = (accs, cal, caps)
+    return caps
+
+
+def _capabilities(
     accs: Sequence[Accelerator], precision: Precision, cal: Calibration
 ) -> Capabilities:
     used = tuple(effective_precision(a, precision) for a in accs)

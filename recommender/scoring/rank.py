@@ -98,15 +98,14 @@ def config_keys(t: OffersTable) -> IntArray:
 
 
 def pareto_front(cost: FloatArray, time: FloatArray, rows: IntArray) -> set[int]:
-    """Rows not beaten on both cost and time by another row."""
+    """Rows not beaten on both cost and time by another row (sorted by cost, a row is on the
+    front when it is faster than every cheaper row)."""
+    if len(rows) == 0:
+        return set()
     order = rows[np.lexsort((time[rows], cost[rows]))]
-    front: set[int] = set()
-    best_time = np.inf
-    for r in order:
-        if time[r] < best_time:
-            front.add(int(r))
-            best_time = float(time[r])
-    return front
+    t = time[order]
+    best_before = np.concatenate([[np.inf], np.minimum.accumulate(t)[:-1]])
+    return {int(r) for r in order[t < best_before]}
 
 
 def rank(

@@ -208,13 +208,22 @@ def cross_validate(
         folds[fold_of(r)].append(i)
     held_out = np.zeros(len(rows))
     parts = []
+    everything = [r.observation for r in rows]
     for name, members in sorted(folds.items()):
         train = [rows[i].observation for i in range(len(rows)) if fold_of(rows[i]) != name]
         cal = fit(train, catalog, priors) if train else priors
-        modelled = modelled_throughput([r.observation for r in rows], catalog, cal)
+        modelled = modelled_throughput(everything, catalog, cal)
         held_out[members] = modelled[members]
-        parts.append(evaluate(rows, catalog, modelled, members, pair_list))
-        print(f"  fold {name:<28} rows {len(members):>4}", flush=True)
+        part = evaluate(rows, catalog, modelled, members, pair_list)
+        parts.append(part)
+        base, absolute = part["baseline"].all(), part["absolute"].all()
+        geo = part["geomean"].all()
+        print(
+            f"  held out {name:<26} rows {len(members):>4}  pairs {len(base):>5}  "
+            f"engine+baseline {_mean(base)} %  geomean {_mean(geo)} %  "
+            f"no baseline {_mean(absolute)} %",
+            flush=True,
+        )
     return merge(parts), scaling_points(rows, held_out), held_out
 
 

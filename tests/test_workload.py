@@ -128,3 +128,13 @@ def test_load_workload_reads_json(tmp_path: Path) -> None:
         '{"name": "x", "kind": "inference", "model": {"parameters": 1e8, "flops_per_sample": 2e8}}'
     )
     assert load_workload(path).kind == "inference"
+
+
+def test_a_registry_model_round_trips_through_its_dump() -> None:
+    w = Workload.model_validate(
+        {**BASE, "model": {"name": "llama-3.1-8b", "sequence_length": 4096}}
+    )
+    again = Workload.model_validate(w.model_dump(exclude_unset=True))
+    assert again.parameters == w.parameters
+    assert again.model.architecture == w.model.architecture
+    assert Workload.model_validate(w.model_dump()).model.name == "llama-3.1-8b"

@@ -72,7 +72,9 @@ def _resolve_hf_config(data: dict[str, Any], info: ValidationInfo) -> dict[str, 
 
 class ModelSpec(BaseModel):
     """The model: ``name`` (registry), ``hf_config`` (a local config.json), an
-    ``architecture``, or ``parameters`` and ``flops_per_sample``.
+    ``architecture``, or ``parameters`` and ``flops_per_sample``. A name or config is
+    resolved into ``architecture`` while validating; when an architecture is given too, it
+    is used as given and the name is a label.
 
     ``flops_per_sample`` is what one sample costs in the workload's kind: forward + backward
     for training, forward for inference; given, it overrides what the shape implies.
@@ -112,14 +114,16 @@ class ModelSpec(BaseModel):
     def _resolve(cls, data: Any, info: ValidationInfo) -> Any:
         if not isinstance(data, dict):
             return data
-        given = [k for k in ("name", "hf_config", "architecture") if data.get(k) is not None]
-        if len(given) > 1:
-            raise ValueError(f"give one of name, hf_config and architecture (got {given})")
-        if given == ["name"]:
+        sources = [k for k in ("name", "hf_config") if data.get(k) is not None]
+        if len(sources) > 1:
+            raise ValueError("give name or hf_config, not both")
+        # A given architecture wins: the name is then a label (a validated spec dumps both,
+        # and must validate back to the same model).
+        if data.get("architecture") is not None or not sources:
+            return data
+        if sources == ["name"]:
             return _resolve_name(data)
-        if given == ["hf_config"]:
-            return _resolve_hf_config(data, info)
-        return data
+        return _resolve_hf_config(data, info)
 
     @model_validator(mode="after")
     def _enough_to_size(self) -> Self:

@@ -1,0 +1,68 @@
+"""benchmarks/accuracy.py: rows become workloads honestly, and the harness's baseline
+shortcut is exactly what ``predict`` does with a ``baseline:``."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from recommender import predict
+from recommender.workload import Workload
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+accuracy = pytest.importorskip("accuracy")
+published = pytest.importorskip("published")
+
+
+@pytest.fixture(scope="module")
+def loaded() -> tuple[list[object], Counter[str], object]:
+    catalog = accuracy.bench_catalog()
+    rows, skipped = published.load_rows(catalog)
+    return rows, skipped, catalog
+
+
+def test_every_usable_row_is_used_or_skipped_with_a_reason(
+    loaded: tuple[list[object], Counter[str], object],
+) -> None:
+    import csv
+
+    rows, skipped, _ = loaded
+    with published.ROWS.open(newline="") as fh:
+        total = sum(1 for _ in csv.DictReader(fh))
+    assert len(rows) + sum(skipped.values()) == total
+    assert len(rows) > 500
+    classes = {r.cls for r in rows}
+    assert classes == {"training", "inference", "llm-serving", "llm-decode"}
+    assert len({r.source for r in rows}) >= 10
+
+
+def test_the_baseline_shortcut_matches_predict_with_a_baseline(
+    loaded: tuple[list[object], Counter[str], object],
+) -> None:
+    from recommender.scoring.calibrate import modelled_throughput
+    from recommender.scoring.calibration import default_calibration
+
+    rows, _, catalog = loaded
+    cal = default_calibration()
+    single = [r for r in rows if r.cls == "training" and r.observation.gpus == 1]
+    pairs = [
+        (a, b)
+        for a, b in accuracy.pairs(single)
+        if single[a].observation.accelerator != single[b].observation.accelerator
+    ][:3]
+    assert pairs
+    for a, b in pairs:
+        oa, ob = single[a].observation, single[b].observation
+        modelled = modelled_throughput([oa, ob], catalog, cal)
+        shortcut = oa.throughput * modelled[1] / modelled[0]
+        base = {"accelerator": oa.accelerator, "gpus": oa.gpus, "throughput": oa.throughput}
+        w = Workload.model_validate(
+            {**oa.workload.model_dump(exclude_unset=True), "baseline": base}
+        )
+        p = predict(w, ob.accelerator, ob.gpus, catalog=catalog, calibration=cal)
+        assert p.throughput == pytest.approx(shortcut, rel=0.01)

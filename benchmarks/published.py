@@ -122,10 +122,19 @@ def _precision(r: dict[str, str]) -> str:
     return "bf16" if p in ("int4", "fp4") else "fp16"
 
 
+def _execution(r: dict[str, str]) -> str:
+    """eager or compiled: serving engines that capture the decode step as a CUDA graph
+    (TensorRT-LLM, vLLM, SGLang, LMDeploy, llama.cpp's graphs, gpt-fast) are ``compiled``;
+    TGI 1.0.3 (2023, before its CUDA-graph support) and eager PyTorch loops are ``eager``."""
+    if r["execution"] == "eager" or r["engine"] == "tgi":
+        return "eager"
+    return "compiled"
+
+
 def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
     cls = CLASSES.get(r["workload"])
     batch, seq = _int(r["batch"]), _int(r["seq_len"])
-    execution = "eager" if r["execution"] == "eager" else "compiled"
+    execution = _execution(r)
     spec: dict[str, Any] = {
         "name": r["row_id"],
         "model": {**model, "execution": execution},

@@ -109,7 +109,8 @@ def _parameters(
         _scalar_param("attention_gemm_efficiency", DEMAND_SIGMA),
         _scalar_param("comm_overlap", DEMAND_SIGMA),
         _scalar_param("interconnect_efficiency", EFFICIENCY_SIGMA),
-        _scalar_param("serving_step_s", OVERHEAD_SIGMA),
+        _dict_param("serving_step_s", "eager", OVERHEAD_SIGMA),
+        _dict_param("serving_step_s", "compiled", OVERHEAD_SIGMA),
     ]
     return params, cal
 

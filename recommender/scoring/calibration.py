@@ -61,7 +61,9 @@ class Calibration:
     host_link_efficiency: float = 0.8  # pinned H2D achieved / PCIe per-direction spec
     interconnect_efficiency: float = 0.7  # all-reduce bus bandwidth / link spec
     comm_overlap: float = 0.6  # share of gradient all-reduce hidden behind backward
-    serving_step_s: float = 2e-3  # host time per decode iteration of a serving engine
+    serving_step_s: dict[str, float] = field(  # host time per decode iteration, by execution
+        default_factory=lambda: {"eager": 20e-3, "compiled": 1e-3}
+    )
     notes: dict[str, str] = field(default_factory=dict)
 
     def compute_efficiency(self, acc: Accelerator, precision: Precision) -> float:

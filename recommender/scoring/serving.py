@@ -81,6 +81,16 @@ class Serving:
     memory_bound: BoolArray
 
 
+def serving_execution(w: Workload) -> str:
+    """How the decode loop runs: as the workload says, else ``compiled`` for continuous
+    batching (vLLM, SGLang, TGI >= 1.1 and TensorRT-LLM capture decode steps as CUDA graphs)
+    and ``eager`` for static batches (a Python generate loop)."""
+    if "execution" in w.model.model_fields_set:
+        return w.model.execution
+    spec = w.inference
+    return "compiled" if spec is None or spec.engine == "continuous" else "eager"
+
+
 def weight_bytes_per_parameter(fmt: str) -> float:
     return QUANTISED_BYTES.get(fmt, BYTES_PER_ELEMENT[fmt])
 
@@ -122,6 +132,7 @@ class _Rates:
 
 
 def _decode_step(
+    w: Workload,
     s: Shape,
     r: _Rates,
     tp: FloatArray,
@@ -152,9 +163,11 @@ def _decode_step(
     comm = np.where(tp > 1, comm, 0.0)
     kernels = SERVING_KERNELS_PER_LAYER * s.layers * cal.kernel_gpu_s
     memory_bound = weights / r.bandwidth >= gemm_flops / r.flops
-    # The engine's own time per iteration (scheduling, sampling, detokenising), not hidden
-    # behind the device by every engine (calibrated: ``serving_step_s``).
-    step = gemm + attention + comm + kernels + cal.serving_step_s
+    # The engine's own host time per iteration (scheduling, sampling, detokenising): small
+    # when the decode step is a captured CUDA graph (``execution: compiled``: vLLM,
+    # TensorRT-LLM, SGLang, gpt-fast), tens of ms for a Python loop launching every kernel
+    # (``eager``: Hugging Face generate, early TGI). Calibrated: ``serving_step_s``.
+    step = gemm + attention + comm + kernels + cal.serving_step_s[serving_execution(w)]
     return np.asarray(step), np.asarray(memory_bound)
 
 
@@ -213,7 +226,7 @@ def plan_serving(
     need = weights_gpu + kv_gpu
     fits = (tp <= gpus) & (np.mod(gpus, tp) == 0) & (need <= room) & r.supported
     context = spec.prompt_tokens + spec.output_tokens / 2.0
-    decode, memory_bound = _decode_step(s, r, tp, b, context, wb, kvb, cal)
+    decode, memory_bound = _decode_step(w, s, r, tp, b, context, wb, kvb, cal)
     prefill = _prefill(s, r, tp, float(spec.prompt_tokens), cal)
     out = float(spec.output_tokens)
     cycle = out * decode + b * prefill

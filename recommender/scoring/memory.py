@@ -59,13 +59,14 @@ class Footprint:
     def per_gpu(self, shards: int) -> float:
         return self.shardable / shards + self.activations
 
-    def components_gb(self) -> dict[str, float]:
+    def components_gb(self, shards: int = 1) -> dict[str, float]:
+        """GB per GPU of each part when the shardable state is split over ``shards`` GPUs."""
         parts = {
-            "weights": self.weights,
-            "gradients": self.gradients,
-            "optimizer": self.optimizer,
+            "weights": self.weights / shards,
+            "gradients": self.gradients / shards,
+            "optimizer": self.optimizer / shards,
             "activations": self.activations,
-            "kv_cache": self.kv_cache,
+            "kv_cache": self.kv_cache / shards,
         }
         return {k: round(v / GB, 2) for k, v in parts.items() if v > 0}
 

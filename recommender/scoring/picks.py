@@ -11,7 +11,14 @@ from recommender.scoring.explain import bottleneck_advice, limit_text
 from recommender.scoring.memory import GB, remedies, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Predictions
 from recommender.scoring.rank import Ranking, config_keys
-from recommender.scoring.results import Alternative, Cost, Objective, Pick, Predicted
+from recommender.scoring.results import (
+    Alternative,
+    Cost,
+    MemoryFit,
+    Objective,
+    Pick,
+    Predicted,
+)
 
 __all__ = ["VENDOR_CAVEATS", "build_pick", "general_advice"]
 
@@ -125,6 +132,19 @@ def _alt(relation: str, row: int, t: OffersTable, c: Costs, r: Ranking) -> Alter
     )
 
 
+def _memory_fit(row: int, ctx: Context, t: OffersTable, p: Predictions) -> MemoryFit:
+    """Memory per GPU of the placement on ``row`` (fits: every pick does)."""
+    need = float(p.need_bytes[row])
+    room = usable_bytes(t.accelerators[int(t.acc[row])].memory_gb)
+    return MemoryFit(
+        fits=bool(p.fits[row]),
+        needed_gb=round(need / GB, 2),
+        available_gb=round(room / GB, 2),
+        shortfall_gb=round(max(need - room, 0.0) / GB, 2),
+        components_gb=ctx.footprint.components_gb(int(p.shards[row])),
+    )
+
+
 def build_pick(
     rank_no: int,
     row: int,
@@ -181,6 +201,7 @@ def build_pick(
         limits=limits,
         alternatives=_alternatives(row, t, c, r),
         pareto_optimal=row in r.pareto,
+        memory=_memory_fit(row, ctx, t, p),
     )
 
 

@@ -47,10 +47,16 @@ class RecommendationRequest(Workload):
     profile_id: uuid.UUID | None = Field(
         default=None, description="A stored probe profile to calibrate predictions with."
     )
+    landscape: bool = Field(
+        default=False,
+        description="Also return every feasible offer's cost and time (the web page's chart).",
+    )
 
     def workload(self) -> Workload:
         return Workload.model_validate(
-            self.model_dump(exclude={"objective", "top", "profile_id"}, exclude_unset=True)
+            self.model_dump(
+                exclude={"objective", "top", "profile_id", "landscape"}, exclude_unset=True
+            )
         )
 
 

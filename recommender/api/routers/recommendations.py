@@ -52,7 +52,12 @@ def create_recommendation(
     workload = body.workload()
     try:
         rec = recommend(
-            workload, catalog=catalog, objective=body.objective, top=body.top, profile=profile
+            workload,
+            catalog=catalog,
+            objective=body.objective,
+            top=body.top,
+            profile=profile,
+            landscape=body.landscape,
         )
     except UnknownAcceleratorError as exc:
         raise unknown_accelerator(exc, field=accelerator_field(workload, exc.name)) from exc

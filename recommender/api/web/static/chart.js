@@ -4,7 +4,15 @@
 
 (function () {
   const NS = "http://www.w3.org/2000/svg";
-  const W = 760, H = 430, M = { left: 78, right: 20, top: 18, bottom: 58 };
+  // Drawn at the container's width (a phone gets bigger text than a scaled-down chart).
+  const MAX_W = 760, MIN_W = 320;
+  let W = MAX_W, H = 430;
+  const M = { left: 78, right: 20, top: 18, bottom: 58 };
+
+  function size(container, height) {
+    W = Math.round(Math.max(MIN_W, Math.min(MAX_W, container.clientWidth || MAX_W)));
+    H = height(W);
+  }
   const COMPONENTS = ["weights", "gradients", "optimizer", "activations", "kv_cache"];
 
   function el(name, attrs, parent) {
@@ -45,14 +53,15 @@
     return [lo - pad, hi + pad];
   }
 
-  const MAX_TICKS = 8;
+  const TICK_SPACING_PX = 90;  // at least this much room per tick label
   // Round durations in seconds: ms, s, min, h, days (what a reader names a time by).
   const TIME_STEPS = [1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30,
     60, 120, 300, 600, 1800, 3600, 7200, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400,
     5 * 86400, 10 * 86400, 30 * 86400, 100 * 86400, 365 * 86400];
 
   function thin(values) {
-    const every = Math.ceil(values.length / MAX_TICKS);
+    const most = Math.max(3, Math.floor((W - M.left - M.right) / TICK_SPACING_PX));
+    const every = Math.ceil(values.length / most);
     return values.filter((_, i) => i % every === 0);
   }
 
@@ -87,7 +96,7 @@
     const axis = el("g", { class: "axis" }, svg);
     el("line", { x1: M.left, y1: H - M.bottom, x2: W - M.right, y2: H - M.bottom }, axis);
     el("line", { x1: M.left, y1: M.top, x2: M.left, y2: H - M.bottom }, axis);
-    timeTicks(xd).forEach((v) => {
+    timeTicks(xd).filter((v) => sx(v) < W - M.right - 14).forEach((v) => {  // label fits
       const x = sx(v);
       el("line", { x1: x, y1: M.top, x2: x, y2: H - M.bottom }, grid);
       el("line", { x1: x, y1: H - M.bottom, x2: x, y2: H - M.bottom + 5 }, axis);
@@ -108,21 +117,28 @@
   function legend(svg) {
     const g = el("g", { class: "legend", transform: `translate(${M.left + 10} ${M.top + 6})` },
       svg);
-    el("rect", { class: "on-demand", x: 0, y: 0, width: 10, height: 10 }, g);
-    text(g, 14, 9, "on-demand");
-    el("rect", { class: "spot", x: 90, y: 0, width: 10, height: 10 }, g);
-    text(g, 104, 9, "spot");
-    el("line", { class: "frontier", x1: 145, y1: 5, x2: 165, y2: 5 }, g);
-    text(g, 170, 9, "Pareto frontier");
-    el("circle", { class: "pick", cx: 282, cy: 5, r: 6 }, g);
-    text(g, 292, 9, "pick");
+    const room = W - M.left - M.right - 20;
+    let x = 0, y = 0;
+    [["on-demand", "rect"], ["spot", "rect"], ["Pareto frontier", "line"], ["pick", "circle"]]
+      .forEach(([label, shape]) => {
+        const width = 26 + label.length * 7;
+        if (x + width > room) { x = 0; y += 16; }
+        if (shape === "rect") el("rect", { class: label, x, y, width: 10, height: 10 }, g);
+        if (shape === "line") {
+          el("line", { class: "frontier", x1: x, y1: y + 5, x2: x + 16, y2: y + 5 }, g);
+        }
+        if (shape === "circle") el("circle", { class: "pick", cx: x + 5, cy: y + 5, r: 6 }, g);
+        text(g, x + (shape === "line" ? 20 : 14), y + 9, label);
+        x += width;
+      });
   }
 
   // points: [{cost_usd, time_s, pricing, rank, pareto_optimal, ...}]
   function scatter(container, data, onSelect) {
     container.textContent = "";
+    size(container, (w) => (w < 500 ? 340 : 430));
     const points = data.points.filter((p) => p.cost_usd > 0 && p.time_s > 0);
-    const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, role: "img",
+    const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, role: "group",
       "aria-label": `${points.length} offers: ${data.cost_label} against ${data.time_label}` },
     container);
     if (!points.length) {
@@ -186,25 +202,31 @@
       container.appendChild(p);
       return null;
     }
-    const rowH = 30, top = 30, left = 210, right = 120;
+    size(container, () => 0);
+    const narrow = W < 500;
+    // A phone puts each label above its bar; a wide screen beside it.
+    const rowH = narrow ? 44 : 30, top = narrow ? 44 : 30, left = narrow ? 4 : 210;
+    const right = narrow ? 110 : 120, barY = narrow ? 16 : 0;
     const h = top + rows.length * rowH + 10;
     const max = Math.max(...rows.map((p) => Math.max(p.memory.available_gb, p.memory.needed_gb)));
     const sx = (gb) => (gb / max) * (W - left - right);
     const svg = el("svg", { viewBox: `0 0 ${W} ${h}`, role: "img",
       "aria-label": "Memory per GPU of each pick" }, container);
     const g = el("g", { class: "legend" }, svg);
-    let lx = left;
-    COMPONENTS.forEach((name) => {
-      el("rect", { class: `bar ${name}`, x: lx, y: 4, width: 10, height: 10 }, g);
-      text(g, lx + 14, 13, name.replace("_", " "));
-      lx += 16 + name.length * 7.5;
+    let lx = narrow ? 4 : left, ly = 4;
+    [...COMPONENTS, "usable"].forEach((name) => {
+      const width = 22 + name.length * 7;
+      if (lx + width > W) { lx = 4; ly += 18; }
+      el("rect", { class: name === "usable" ? "room" : `bar ${name}`, x: lx, y: ly,
+        width: 10, height: 10 }, g);
+      text(g, lx + 14, ly + 9, name.replace("_", " "));
+      lx += width;
     });
-    el("rect", { class: "room", x: lx, y: 4, width: 14, height: 10 }, g);
-    text(g, lx + 18, 13, "usable");
     rows.forEach((pick, i) => {
-      const y = top + i * rowH;
+      const y = top + i * rowH + barY;
       const m = pick.memory;
-      text(svg, left - 8, y + 15, pickLabel(pick), { "text-anchor": "end" });
+      if (narrow) text(svg, left, y - 5, pickLabel(pick));
+      else text(svg, left - 8, y + 15, pickLabel(pick), { "text-anchor": "end" });
       let x = left;
       const parts = Object.entries(m.components_gb || {});
       const known = parts.reduce((s, [, gb]) => s + gb, 0);

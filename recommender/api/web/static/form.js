@@ -51,6 +51,10 @@
 
   function showValue(el, value) {
     if (el.type === "checkbox") { el.checked = value === true; return; }
+    if (el.tagName === "SELECT" && (value === undefined || value === null)) {
+      el.selectedIndex = 0;   // the first option is the contract's default
+      return;
+    }
     if (value === undefined || value === null) { el.value = ""; return; }
     el.value = Array.isArray(value) ? value.join(", ") : String(value);
   }

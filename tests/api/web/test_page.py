@@ -315,3 +315,53 @@ def test_on_a_phone_nothing_overflows_and_it_still_works(
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "page-phone.png"), full_page=True)
     _no_blocking(console)
+
+
+@pytest.mark.parametrize(
+    "example",
+    sorted(p.name for p in (Path(__file__).resolve().parents[3] / "examples").glob("*.yaml")),
+)
+def test_every_example_submits_and_renders(
+    served: Served, desktop: tuple[Any, Console], example: str
+) -> None:
+    page, console = desktop
+    _open(page, served.url + "/")
+    page.select_option("#example", example)
+    response = _submit(page)
+    assert response.status == 201, response.text()
+    body = response.json()
+    _assert_table_matches(page, body)
+    drawn = page.locator("#chart g.points circle.pt").count()
+    assert drawn == (len(body["landscape"]["points"]) if body["landscape"] else len(body["picks"]))
+    _no_blocking(console)
+
+
+def test_fields_the_page_does_not_know_are_shown_as_they_come(
+    served: Served, desktop: tuple[Any, Console]
+) -> None:
+    """A pick that carries a plan (scoring engine v2) shows it, whatever its shape."""
+    page, console = desktop
+    created = httpx.post(served.url + "/v1/recommendations", json=_example(served, "llm-finetune"))
+    assert created.status_code == 201
+    body = created.json()
+    assert body["picks"]
+    body["picks"][0]["plan"] = {"recipe": "fsdp", "nodes": 2}
+    body["picks"][0]["nodes"] = 2
+    body["future_summary"] = "drawn generically"
+    page.route(
+        f"**/v1/recommendations/{body['id']}",
+        lambda route: route.fulfill(json=body, status=200),
+    )
+    _open(page, f"{served.url}/r/{body['id']}")
+    _shown_picks(page)
+    extra = page.locator("#picks tr.why").first.locator("dl.extra")
+    assert extra.locator("dt").all_inner_texts() == ["plan", "nodes"]
+    assert json.loads(extra.locator("pre").inner_text()) == {"recipe": "fsdp", "nodes": 2}
+    assert "drawn generically" in page.inner_text("#results dl.top-extra")
+    _no_blocking(console)
+
+
+def _example(served: Served, stem: str) -> dict[str, Any]:
+    examples = httpx.get(served.url + "/web/examples.json").json()
+    workload: dict[str, Any] = next(e["workload"] for e in examples if e["file"] == stem + ".yaml")
+    return workload

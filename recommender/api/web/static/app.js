@@ -282,8 +282,10 @@
     const r = await call("GET", "/v1/recommendations/" + encodeURIComponent(id));
     if (!r.ok) {
       useExample(DEFAULT_EXAMPLE);
-      RecForm.showErrors([], `No stored recommendation ${id}: ` +
-        ((r.doc && r.doc.detail) || r.status));
+      const why = (r.doc && r.doc.detail) || r.status;
+      RecForm.showErrors([], r.status === 401
+        ? `This service needs an API key to read recommendation ${id}: ${why}`
+        : `No stored recommendation ${id}: ${why}`);
       status("");
       return;
     }

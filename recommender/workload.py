@@ -17,6 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from recommender.catalog.problems import WorkloadError, display_path
 from recommender.catalog.schema import CloudName, Precision
 from recommender.catalog.yamlfile import load_document
+from recommender.models.arch import GivenArch, TransformerArch, VisionTransformerArch
+from recommender.models.spec import ModelSpec
+from recommender.recipe import ServingSpec, TrainingRecipe
 
 __all__ = [
     "Baseline",
@@ -24,7 +27,9 @@ __all__ = [
     "DataSpec",
     "InferenceSpec",
     "ModelSpec",
+    "ServingSpec",
     "Targets",
+    "TrainingRecipe",
     "TransformerArch",
     "Workload",
     "WorkloadKind",
@@ -32,6 +37,10 @@ __all__ = [
 ]
 
 WorkloadKind = Literal["training", "inference", "edge"]
+# Training FLOPs per forward FLOP: forward + backward (2x forward: activation and weight
+# gradients), Kaplan et al. 2020, section 2.1; LoRA skips the frozen weights' gradients.
+FULL_TRAINING_FLOPS_FACTOR = 3.0
+LORA_FLOPS_FACTOR = 2.0
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
 PositiveInt = Annotated[int, Field(ge=1)]
@@ -39,107 +48,6 @@ PositiveInt = Annotated[int, Field(ge=1)]
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class TransformerArch(_Model):
-    """A transformer described by shape; parameters and FLOPs are derived from it.
-
-    FLOPs per token follow Kaplan et al. (2020), "Scaling Laws for Neural Language Models",
-    Table 1: forward = 2N + attention, with N the non-embedding parameters a token passes
-    through (12 n_layer d_model^2 for d_ff = 4 d_model); a training step
-    (forward + backward) is 3x the forward. ``encoder-decoder`` has ``layers`` in each stack,
-    the decoder's layers adding cross-attention. Mixture-of-experts FFNs (``experts`` > 1,
-    top-1 routing as in Switch Transformers) multiply the FFN parameters but not the FLOPs.
-    """
-
-    layers: PositiveInt
-    hidden_size: PositiveInt
-    sequence_length: PositiveInt
-    vocab_size: Annotated[int, Field(ge=0)] = 0
-    heads: PositiveInt | None = Field(default=None, description="Default: hidden_size / 64.")
-    ffn_multiplier: Positive = 4.0
-    experts: PositiveInt = 1
-    kind: Literal["decoder", "encoder", "encoder-decoder"] = "decoder"
-
-    @property
-    def stacks(self) -> int:
-        return 2 if self.kind == "encoder-decoder" else 1
-
-    def _layer_parameters(self, experts: int) -> float:
-        d, f = float(self.hidden_size), self.ffn_multiplier
-        attention = 4.0 * d * d
-        ffn = 2.0 * f * d * d * experts
-        per_stack = float(self.layers) * (attention + ffn)
-        if self.kind == "encoder-decoder":
-            per_stack += float(self.layers) * (attention + attention + ffn)  # decoder + cross
-        return per_stack
-
-    @property
-    def non_embedding_parameters(self) -> float:
-        return self._layer_parameters(self.experts)
-
-    @property
-    def parameters(self) -> float:
-        return self.non_embedding_parameters + float(self.vocab_size) * self.hidden_size
-
-    def attention_flops_per_token(self) -> float:
-        """Score (Q K^T) and value (A V) products: 4 n_ctx d_model per layer, the whole
-        matrix as eager attention computes it (Kaplan's table counts 2 n_ctx d_attn)."""
-        layers = self.layers * (3 if self.kind == "encoder-decoder" else 1)  # + cross-attn
-        return 4.0 * layers * self.sequence_length * self.hidden_size
-
-    def forward_flops_per_token(self) -> float:
-        active = self._layer_parameters(1)
-        logits = 2.0 * self.vocab_size * self.hidden_size
-        return 2.0 * active + self.attention_flops_per_token() + logits
-
-    def forward_flops_per_sequence(self) -> float:
-        return self.forward_flops_per_token() * self.sequence_length
-
-
-class ModelSpec(_Model):
-    """The model: give ``parameters`` and ``flops_per_sample``, or an ``architecture``.
-
-    ``flops_per_sample`` is what one sample costs in the workload's kind: forward + backward
-    for training, forward for inference. ``family`` steers defaults (activation memory,
-    typical bottlenecks); ``activation_bytes_per_sample`` overrides the activation estimate.
-    """
-
-    parameters: Positive | None = None
-    flops_per_sample: Positive | None = None
-    architecture: TransformerArch | None = None
-    family: Literal["transformer", "cnn", "recsys", "other"] | None = None
-    activation_bytes_per_sample: Positive | None = None
-    memory_bytes_per_sample: Positive | None = Field(
-        default=None,
-        description="Device-memory traffic per sample (bytes read + written), when known.",
-    )
-    execution: Literal["eager", "compiled"] = Field(
-        default="eager",
-        description="eager PyTorch, or compiled/fused kernels (torch.compile, TensorRT).",
-    )
-    kernels_per_forward: PositiveInt | None = Field(
-        default=None, description="GPU kernels one forward pass launches, when known."
-    )
-    optimizer_step: bool = Field(
-        default=True, description="Training steps include an optimizer (Adam) update."
-    )
-
-    @model_validator(mode="after")
-    def _enough_to_size(self) -> Self:
-        if self.architecture is None and (self.parameters is None or self.flops_per_sample is None):
-            missing = [n for n in ("parameters", "flops_per_sample") if getattr(self, n) is None]
-            raise ValueError(
-                f"give {' and '.join(missing)}, or an architecture "
-                "(layers, hidden_size, sequence_length) to derive them from"
-            )
-        return self
-
-    @property
-    def resolved_family(self) -> str:
-        if self.family is not None:
-            return self.family
-        return "transformer" if self.architecture is not None else "other"
 
 
 class DataSpec(_Model):
@@ -162,11 +70,22 @@ class DataSpec(_Model):
 
 
 class Baseline(_Model):
-    """A measured throughput (samples/s, whole job) on a known accelerator x count."""
+    """A measured throughput (samples/s, whole job) on a known accelerator x count.
 
-    accelerator: str = Field(min_length=1)
+    When the measurement ran otherwise than the target workload, say how: its per-GPU
+    ``batch_size``, ``precision``, ``sequence_length`` or serving ``prompt_tokens`` /
+    ``output_tokens``; unset fields are the workload's own. A baseline that ran exactly the
+    workload proves that it fits the accelerator it ran on.
+    """
+
+    accelerator: str = Field(min_length=1, max_length=200)
     gpus: PositiveInt = 1
     throughput: Positive
+    batch_size: PositiveInt | None = None
+    precision: Precision | None = None
+    sequence_length: PositiveInt | None = None
+    prompt_tokens: PositiveInt | None = None
+    output_tokens: PositiveInt | None = None
 
 
 class Constraints(_Model):
@@ -200,6 +119,13 @@ class Targets(_Model):
     requests_per_s: Positive | None = None
     tokens_per_s: Positive | None = None
     p95_latency_ms: Positive | None = None
+    ttft_ms: Positive | None = Field(
+        default=None, description="LLM serving: most time to the first token (p95), ms."
+    )
+    tpot_ms: Positive | None = Field(
+        default=None,
+        description="LLM serving: most time per output token, ms (1000 / tokens/s per user).",
+    )
     power_budget_w: Positive | None = None
     unit_price_usd: Positive | None = Field(
         default=None, description="Edge: most one device may cost."
@@ -214,12 +140,7 @@ class Targets(_Model):
     lifetime_years: Positive = 3.0
 
 
-class InferenceSpec(_Model):
-    """LLM serving shape; without it an inference request is one forward of one sample."""
-
-    prompt_tokens: PositiveInt = 512
-    output_tokens: PositiveInt = 256
-    max_batch: PositiveInt = 64
+InferenceSpec = ServingSpec
 
 
 class Workload(_Model):
@@ -234,31 +155,79 @@ class Workload(_Model):
     baseline: Baseline | None = None
     constraints: Constraints = Field(default_factory=Constraints)
     targets: Targets = Field(default_factory=Targets)
-    inference: InferenceSpec | None = None
+    inference: ServingSpec | None = None
+    training: TrainingRecipe = Field(default_factory=TrainingRecipe)
 
     @model_validator(mode="after")
     def _kind_needs(self) -> Self:
         if self.kind == "training" and self.data.samples is None:
             raise ValueError("training needs data.samples (and data.epochs) to predict hours")
+        arch = self.model.architecture
+        needs_tokens = isinstance(arch, TransformerArch) and self.model.flops_per_sample is None
+        if needs_tokens and self.model.tokens_per_sample is None and self.inference is None:
+            raise ValueError(
+                "model.sequence_length: a transformer needs the tokens of one sample "
+                "(model.sequence_length or model.architecture.sequence_length)"
+            )
         return self
 
     # -- derived sizes ----------------------------------------------------------------
     @property
     def parameters(self) -> float:
+        """Every weight of the model (MoE: all experts)."""
         if self.model.parameters is not None:
             return self.model.parameters
         assert self.model.architecture is not None
         return self.model.architecture.parameters
 
     @property
+    def active_parameters(self) -> float:
+        """Weights one token (or sample) passes through: MoE reads only its routed experts."""
+        arch = self.model.architecture
+        if self.model.parameters is not None or arch is None:
+            return self.parameters
+        return arch.active_parameters
+
+    @property
+    def forward_flops_per_sample(self) -> float:
+        """Model FLOPs of one sample's forward pass (the whole attention matrix counted, as
+        MFU figures count it); diffusion inference runs every denoising step."""
+        spec, arch = self.model, self.model.architecture
+        if spec.flops_per_sample is not None:
+            return spec.flops_per_sample / (self.training_flops_factor if self.training_job else 1)
+        if isinstance(arch, GivenArch):
+            steps = arch.denoising_steps or 1
+            return arch.forward_flops * (1 if self.training_job else steps)
+        if isinstance(arch, VisionTransformerArch):
+            return arch.forward_flops()
+        tokens = spec.tokens_per_sample
+        if tokens is None and self.inference is not None:
+            tokens = self.inference.prompt_tokens
+        assert isinstance(arch, TransformerArch) and tokens is not None
+        return arch.forward_flops_per_token(tokens) * tokens
+
+    @property
+    def training_job(self) -> bool:
+        return self.kind == "training"
+
+    @property
+    def training_flops_factor(self) -> float:
+        """Training FLOPs / forward FLOPs: 3 (forward, backward for activations and for
+        weights; Kaplan et al. 2020); LoRA freezes the base, so its weight gradients are not
+        computed: ~2 (Hu et al. 2021, section 4.2 reports the saving)."""
+        return FULL_TRAINING_FLOPS_FACTOR if self.training.lora is None else LORA_FLOPS_FACTOR
+
+    @property
     def flops_per_sample(self) -> float:
         """FLOPs of one sample in this workload's kind (training: forward + backward)."""
         if self.model.flops_per_sample is not None:
             return self.model.flops_per_sample
-        arch = self.model.architecture
-        assert arch is not None
-        forward = arch.forward_flops_per_sequence()
-        return 3.0 * forward if self.kind == "training" else forward
+        forward = self.forward_flops_per_sample
+        return forward * self.training_flops_factor if self.training_job else forward
+
+    @property
+    def sequence_length(self) -> int | None:
+        return self.model.tokens_per_sample
 
     @property
     def is_llm_serving(self) -> bool:

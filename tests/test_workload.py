@@ -65,7 +65,7 @@ def test_impossible_values_name_the_field(patch: dict[str, object], field: str) 
 
 
 def test_model_needs_flops_or_architecture() -> None:
-    with pytest.raises(ValidationError, match="give flops_per_sample, or an architecture"):
+    with pytest.raises(ValidationError, match="give flops_per_sample, a model name, an hf_config, or an architecture"):
         Workload.model_validate({**BASE, "model": {"parameters": 1e9}})
 
 
@@ -102,7 +102,8 @@ def test_moe_experts_multiply_parameters_not_flops() -> None:
     dense = TransformerArch(layers=12, hidden_size=768, sequence_length=512)
     moe = dense.model_copy(update={"experts": 8})
     assert moe.parameters > 5 * dense.parameters
-    assert moe.forward_flops_per_token() == dense.forward_flops_per_token()
+    # top-1 routing: one expert per token; only the router's small matrix is added
+    assert moe.forward_flops_per_token() == pytest.approx(dense.forward_flops_per_token(), rel=1e-3)
 
 
 def test_load_workload_errors_name_file_line_and_field(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from recommender.cli import catalog as _catalog  # noqa: E402,F401
 from recommender.cli import catalog_import as _catalog_import  # noqa: E402,F401
 from recommender.cli import catalog_refresh as _catalog_refresh  # noqa: E402,F401
 from recommender.cli import db as _db  # noqa: E402,F401
+from recommender.cli import models as _models  # noqa: E402,F401
 from recommender.cli import probe as _probe  # noqa: E402,F401
 from recommender.cli import recommend as _recommend  # noqa: E402,F401
 from recommender.cli import serve as _serve  # noqa: E402,F401

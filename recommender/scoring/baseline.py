@@ -6,26 +6,32 @@ measured accelerator then scales the device time everywhere: the measured time i
 the model into compute and memory parts, and each part moves with its own hardware ratio on
 the other accelerators (the idea behind Habitat's wave scaling, Yu et al., USENIX ATC 2021).
 
+A baseline may have run otherwise than the target (another batch, precision, sequence
+length, request shape): the model of *the baseline's* settings is what it is compared with.
+A baseline that ran the workload exactly as described proves that it fits the accelerator it
+ran on (and the same accelerator with more GPUs), whatever the memory model says.
+
 A probe profile is better than a bare throughput: it separates device compute from data
 waiting, so a transfer-bound measurement does not masquerade as a slow GPU.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from recommender.catalog import Catalog
 from recommender.profile import Profile
 from recommender.scoring.calibration import Calibration
-from recommender.scoring.demand import Demand
 from recommender.scoring.hardware import Capabilities
-from recommender.scoring.memory import Footprint
-from recommender.scoring.predict import Rows, predict_rows
-from recommender.workload import Workload
+from recommender.scoring.memory import state_bytes
+from recommender.scoring.predict import Predictions, Rows, predict_rows
+from recommender.scoring.shape import shape_of
+from recommender.workload import Baseline, Workload
 
-__all__ = ["SCALE_LIMITS", "Calibrated", "baseline_scale"]
+__all__ = ["SCALE_LIMITS", "Calibrated", "baseline_scale", "baseline_workload"]
 
 # A measurement more than 5x off the model is more likely a wrong workload description
 # (FLOPs, batch) than a slow machine; the scale is clipped and the answer says so.
@@ -37,16 +43,58 @@ class Calibrated:
     scale: float
     source: str | None
     notes: tuple[str, ...] = ()
+    proven_acc: int | None = None  # accelerator index the workload ran on as described
+    proven_gpus: int = 1
+
+    def prove_fit(self, p: Predictions, rows: Rows) -> Predictions:
+        """Mark rows of the measured accelerator (with as many GPUs or more) as fitting."""
+        if self.proven_acc is None:
+            return p
+        proven = (rows.acc == self.proven_acc) & (rows.gpus >= self.proven_gpus)
+        return replace(p, fits=p.fits | proven)
+
+
+def baseline_workload(w: Workload, b: Baseline) -> Workload:
+    """``w`` as the baseline ran it: its batch, precision, sequence and request shape."""
+    update: dict[str, Any] = {}
+    if b.batch_size is not None:
+        update["batch_size"] = b.batch_size
+    if b.precision is not None:
+        update["precision"] = b.precision
+    data = w.model_dump(exclude_unset=True)
+    if b.sequence_length is not None:
+        data.setdefault("model", {})["sequence_length"] = b.sequence_length
+        arch = data["model"].get("architecture")
+        if isinstance(arch, dict) and "sequence_length" in arch:
+            arch["sequence_length"] = b.sequence_length
+    if w.inference is not None and (b.prompt_tokens or b.output_tokens):
+        inference = data.setdefault("inference", {})
+        inference["prompt_tokens"] = b.prompt_tokens or w.inference.prompt_tokens
+        inference["output_tokens"] = b.output_tokens or w.inference.output_tokens
+    data.update(update)
+    data.pop("baseline", None)
+    return Workload.model_validate(data)
+
+
+def _same_run(w: Workload, b: Baseline) -> bool:
+    """The baseline ran the workload as described (nothing it states differs)."""
+    seq = w.model.tokens_per_sample
+    spec = w.inference
+    return (
+        (b.batch_size is None or b.batch_size == w.batch_size)
+        and (b.precision is None or b.precision == w.precision)
+        and (b.sequence_length is None or b.sequence_length == seq)
+        and (
+            b.prompt_tokens is None or (spec is not None and b.prompt_tokens == spec.prompt_tokens)
+        )
+        and (
+            b.output_tokens is None or (spec is not None and b.output_tokens == spec.output_tokens)
+        )
+    )
 
 
 def _modelled_device_s_per_sample(
-    w: Workload,
-    d: Demand,
-    fp: Footprint,
-    caps: Capabilities,
-    acc_index: int,
-    gpus: int,
-    cal: Calibration,
+    w: Workload, caps: Capabilities, catalog: Catalog, acc_index: int, gpus: int, cal: Calibration
 ) -> float:
     rows = Rows(
         acc=np.array([acc_index], dtype=np.int32),
@@ -54,24 +102,25 @@ def _modelled_device_s_per_sample(
         vcpus=np.array([np.inf]),
         local_disk_gb=np.array([1e6]),
     )
-    p = predict_rows(w, d, fp, caps, rows, cal)
-    samples = float(d.batch) * (gpus if d.training else np.floor(gpus / p.shards[0]))
-    return float(p.device_s[0]) / samples
+    shape = shape_of(w)
+    p = predict_rows(w, shape, state_bytes(w, shape), caps, list(catalog.accelerators), rows, cal)
+    throughput = float(p.device_throughput[0])
+    return 1.0 / throughput if throughput > 0 else float("inf")
 
 
 def _measured(w: Workload, profile: Profile | None) -> tuple[str, int, float, str] | None:
-    """(accelerator name, gpus, measured device seconds per sample, description)."""
+    """(accelerator name, gpus, measured seconds per sample (whole job), description)."""
     if profile is not None and profile.workload is not None and profile.machine.accelerator:
         wp = profile.workload
         if profile.machine.device == "cuda" and wp.compute_s.median > 0:
-            per_sample = wp.compute_s.median / wp.batch_size
             gpus = max(1, wp.devices_used)
+            per_sample = wp.compute_s.median / wp.batch_size / gpus
             what = (
                 f"probe profile on {gpus} x {profile.machine.accelerator} "
                 f"({wp.throughput_samples_per_s:.3g} samples/s, device compute "
                 f"{wp.compute_s.median * 1e3:.3g} ms/step)"
             )
-            return profile.machine.accelerator, gpus, per_sample / gpus, what
+            return profile.machine.accelerator, gpus, per_sample, what
     if w.baseline is not None:
         b = w.baseline
         what = f"baseline {b.throughput:g} samples/s on {b.gpus} x {b.accelerator}"
@@ -81,8 +130,6 @@ def _measured(w: Workload, profile: Profile | None) -> tuple[str, int, float, st
 
 def baseline_scale(
     w: Workload,
-    d: Demand,
-    fp: Footprint,
     caps: Capabilities,
     catalog: Catalog,
     cal: Calibration,
@@ -94,7 +141,10 @@ def baseline_scale(
     name, gpus, seconds, what = measured
     acc = catalog.accelerator(name)
     index = catalog.accelerators.index(acc)
-    modelled = _modelled_device_s_per_sample(w, d, fp, caps, index, gpus, cal)
+    b = w.baseline
+    from_baseline = b is not None and what.startswith("baseline")
+    reference = baseline_workload(w, b) if from_baseline and b is not None else w
+    modelled = _modelled_device_s_per_sample(reference, caps, catalog, index, gpus, cal)
     raw = seconds / modelled
     scale = float(np.clip(raw, *SCALE_LIMITS))
     notes: tuple[str, ...] = ()
@@ -104,4 +154,5 @@ def baseline_scale(
             "flops_per_sample, batch_size and precision (scale clipped to "
             f"{scale:g}x)",
         )
-    return Calibrated(scale, f"{what}: scale {scale:.3g}x the model", notes)
+    proven = index if from_baseline and b is not None and _same_run(w, b) else None
+    return Calibrated(scale, f"{what}: scale {scale:.3g}x the model", notes, proven, gpus)

@@ -33,7 +33,7 @@ def workload_class(ctx: Context, t: OffersTable, p: Predictions) -> WorkloadClas
         return "edge"
     if w.kind == "training":
         total = w.total_samples * w.flops_per_sample
-        too_big = ctx.footprint.per_gpu(1) > usable_bytes(80.0)
+        too_big = ctx.state.total > usable_bytes(80.0)
         return "large-scale-training" if total >= LARGE_SCALE_FLOPS or too_big else "training"
     rate = w.targets.requests_per_s or w.targets.tokens_per_s
     if rate or w.is_llm_serving or w.batch_size >= 8:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 
 from recommender.catalog.schema import EdgeDevice
-from recommender.scoring.demand import BYTES_PER_ELEMENT
 from recommender.scoring.engine import Context
 from recommender.scoring.explain import bottleneck_advice
 from recommender.scoring.rank import P95_FACTOR
 from recommender.scoring.results import Cost, Objective, Pick, Predicted, Recommendation
+from recommender.scoring.shape import BYTES_PER_ELEMENT
 
 __all__ = ["EDGE_EFFICIENCY", "EdgeEstimate", "estimate", "recommend_edge"]
 

@@ -15,10 +15,10 @@ from recommender.catalog.offers import OffersTable
 from recommender.profile import Profile
 from recommender.scoring.baseline import Calibrated, baseline_scale
 from recommender.scoring.calibration import Calibration, default_calibration
-from recommender.scoring.demand import Demand, demand_of
 from recommender.scoring.hardware import Capabilities, capabilities
-from recommender.scoring.memory import Footprint, footprint
+from recommender.scoring.memory import StateBytes, state_bytes
 from recommender.scoring.predict import Predictions, Rows, predict_rows
+from recommender.scoring.shape import Shape, shape_of
 from recommender.workload import Workload
 
 __all__ = ["Context", "context", "offer_rows", "typical_host"]
@@ -33,21 +33,23 @@ class Context:
     workload: Workload
     catalog: Catalog
     calibration: Calibration
-    demand: Demand
-    footprint: Footprint
+    shape: Shape
+    state: StateBytes
     caps: Capabilities
     calibrated: Calibrated
 
     def predict(self, rows: Rows) -> Predictions:
-        return predict_rows(
+        p = predict_rows(
             self.workload,
-            self.demand,
-            self.footprint,
+            self.shape,
+            self.state,
             self.caps,
+            list(self.catalog.accelerators),
             rows,
             self.calibration,
             self.calibrated.scale,
         )
+        return self.calibrated.prove_fit(p, rows)
 
 
 def context(
@@ -58,16 +60,20 @@ def context(
 ) -> Context:
     catalog = catalog or load_catalog()
     cal = calibration or default_calibration()
-    d = demand_of(w, cal)
-    fp = footprint(w)
+    shape = shape_of(w)
+    state = state_bytes(w, shape)
     caps = capabilities(catalog.accelerators, w.precision, cal)
-    calibrated = baseline_scale(w, d, fp, caps, catalog, cal, profile)
-    return Context(w, catalog, cal, d, fp, caps, calibrated)
+    calibrated = baseline_scale(w, caps, catalog, cal, profile)
+    return Context(w, catalog, cal, shape, state, caps, calibrated)
 
 
 def offer_rows(t: OffersTable) -> Rows:
     return Rows(
-        acc=t.acc, gpus=t.gpus.astype(np.float64), vcpus=t.vcpus, local_disk_gb=t.local_disk_gb
+        acc=t.acc,
+        gpus=t.gpus.astype(np.float64),
+        vcpus=t.vcpus,
+        local_disk_gb=t.local_disk_gb,
+        host_memory_gib=t.memory_gib,
     )
 
 

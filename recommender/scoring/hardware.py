@@ -17,7 +17,14 @@ import numpy.typing as npt
 from recommender.catalog.schema import Accelerator, Precision
 from recommender.scoring.calibration import Calibration
 
-__all__ = ["FALLBACKS", "Capabilities", "capabilities", "effective_precision"]
+__all__ = [
+    "FALLBACKS",
+    "FLASH_ARCHITECTURES",
+    "Capabilities",
+    "capabilities",
+    "effective_precision",
+    "has_precision",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -31,6 +38,18 @@ FALLBACKS: dict[Precision, tuple[Precision, ...]] = {
 }
 # PCIe traffic between GPUs goes through the host bridge: roughly half the link per direction.
 PCIE_PEER_FACTOR = 0.5
+# FlashAttention-2 runs on Ampere and newer NVIDIA GPUs (sm80+; Dao 2023, README) and on AMD
+# CDNA3 through ROCm's composable-kernel port; older GPUs get PyTorch SDPA's memory-efficient
+# kernel (no score matrix stored either, but slower).
+FLASH_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell", "cdna3"})
+# Memory-efficient SDPA (xFormers' kernel) on pre-Ampere GPUs: attention FLOPs run at about
+# half FlashAttention's rate (Dao et al. 2022, Figure 1 comparisons on A100 and T4).
+MEM_EFFICIENT_ATTENTION_SPEED = 0.5
+
+
+def has_precision(acc: Accelerator, precision: str) -> bool:
+    """Whether ``acc`` has matrix units for ``precision`` (``fp4``: Blackwell's FP4)."""
+    return getattr(acc.peak_tflops, precision, None) is not None
 
 
 def effective_precision(acc: Accelerator, precision: Precision) -> Precision:
@@ -51,6 +70,8 @@ class Capabilities:
     has_nvlink: npt.NDArray[np.bool_]
     memory_gb: FloatArray
     precision_used: tuple[Precision, ...]
+    flash: npt.NDArray[np.bool_]  # FlashAttention-class fused attention available
+    peak_flops: FloatArray  # datasheet FLOP/s at the precision used (for MFU)
 
 
 def capabilities(
@@ -77,4 +98,11 @@ def capabilities(
         has_nvlink=np.asarray([bool(a.nvlink_gbs) for a in accs]),
         memory_gb=np.asarray([a.memory_gb for a in accs], dtype=np.float64),
         precision_used=used,
+        flash=np.asarray([a.architecture in FLASH_ARCHITECTURES for a in accs]),
+        peak_flops=np.asarray(
+            [
+                (a.peak_tflops.get(p) or a.peak_tflops.fp32) * 1e12
+                for a, p in zip(accs, used, strict=True)
+            ]
+        ),
     )

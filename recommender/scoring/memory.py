@@ -1,160 +1,125 @@
-"""Device-memory footprint of a workload, and what would make it fit.
+"""Device memory per GPU: what a plan keeps there, and how much an accelerator offers.
 
-Training holds weights, gradients, optimizer state and activations; inference holds weights,
-transient activations and (LLMs) the KV cache. Sources for the constants:
-- mixed-precision Adam: 16 bytes per parameter (2 weights + 2 gradients + 12 fp32 master
-  weights and moments), Rajbhandari et al. 2020, "ZeRO", section 3.1;
-- transformer activations without recomputation: s*b*h*(34 + 5*a*s/h) bytes per layer for
-  16-bit activations, Korthikanti et al. 2022, "Reducing Activation Recomputation", eq. 1.
+Training keeps weights, gradients, the optimizer's state (and an fp32 master copy in mixed
+precision) and the activations the backward pass needs; inference keeps weights, transient
+activations and (LLMs) the KV cache. Sources for the constants:
+
+- mixed-precision Adam: 16 bytes per parameter (2 weights + 2 gradients + 4 fp32 master +
+  4 + 4 moments), Rajbhandari et al. 2020, "ZeRO", section 3.1; ZeRO stage 1 shards the
+  optimizer state and master weights, stage 2 also the gradients, stage 3 the weights too
+  (their Figure 1), each over the data-parallel GPUs;
+- 8-bit Adam: two 1-byte moments (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
+  Quantization"); SGD with momentum: one fp32 buffer; Adafactor: factored second moments,
+  O(rows + columns) per matrix (Shazeer and Stern 2018), ~0 bytes per parameter;
+- QLoRA: the frozen base in NF4 with double quantisation, 4.127 bits per parameter (Dettmers
+  et al. 2023, section 3), adapters trained in 16-bit with Adam;
+- tensor parallelism divides weights, gradients, optimizer state and activations by its
+  degree (Megatron-LM with sequence parallelism, Korthikanti et al. 2022, section 4.2.2).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from recommender.scoring.demand import BYTES_PER_ELEMENT, kv_bytes_per_token
+from recommender.recipe import Optimizer
+from recommender.scoring.shape import BYTES_PER_ELEMENT, Shape
 from recommender.workload import Workload
 
-__all__ = ["RUNTIME_OVERHEAD_BYTES", "Footprint", "footprint", "remedies", "usable_bytes"]
+__all__ = [
+    "GB",
+    "GIB",
+    "RUNTIME_OVERHEAD_BYTES",
+    "StateBytes",
+    "lora_parameters",
+    "state_bytes",
+    "usable_bytes",
+]
 
+FloatArray = npt.NDArray[np.float64]
 GB = 1e9
-# Activation bytes kept for the backward pass per forward FLOP, at
-# 16-bit, when the model gives no shape: a transformer from Korthikanti's formula (BERT-Large
-# at 512 tokens: ~0.93 GB for 2.6e11 FLOPs); a CNN from ResNet-50 mixed-precision training
-# fitting batch 256 in a 16 GB V100 (NVIDIA DeepLearningExamples): ~53 MB per 4.1 GFLOPs.
-ACTIVATION_BYTES_PER_FLOP = {"transformer": 3.6e-3, "cnn": 1.3e-2, "recsys": 1e-2, "other": 1e-2}
-# CUDA context, cuBLAS/cuDNN workspaces and allocator fragmentation.
-RUNTIME_OVERHEAD_BYTES = 1.5 * GB
-USABLE_FRACTION = 0.95
+# Accelerator memory is sold in binary units: an "80 GB" A100 has 80 GiB (nvidia-smi shows
+# 81920 MiB); GDDR parts with ECC on show ~6 % less (L4: 23034 MiB of 24 GiB).
+GIB = float(2**30)
+# What a workload can allocate of the device: ECC/reserved memory and the caching allocator's
+# fragmentation take ~7 % (PyTorch CUDA caching allocator notes).
+USABLE_FRACTION = 0.93
+# CUDA context, cuBLAS / cuDNN workspaces and NCCL buffers, per process.
+RUNTIME_OVERHEAD_BYTES = 0.8 * GIB
+OPTIMIZER_BYTES_PER_PARAMETER: dict[Optimizer, float] = {
+    "adamw": 8.0,  # two fp32 moments
+    "adamw-8bit": 2.0,  # two 8-bit moments
+    "sgd-momentum": 4.0,  # one fp32 momentum buffer
+    "adafactor": 0.0,  # factored second moments: O(rows + columns)
+}
+MASTER_WEIGHT_BYTES = 4.0  # fp32 copy kept by mixed-precision optimizers
+NF4_BYTES_PER_PARAMETER = 4.127 / 8  # QLoRA NF4 + double quantisation
+# LoRA adapters: rank x (d_in + d_out) per adapted matrix (Hu et al. 2021, section 4).
+LORA_MATRICES_PER_LAYER = {"attention": 4, "all": 7}
 
-
-N = TypeVar("N", float, npt.NDArray[np.float64])
+N = TypeVar("N", float, FloatArray)
 
 
 def usable_bytes(memory_gb: N) -> N:
     """Bytes a workload may use on a device with ``memory_gb`` (scalar or array)."""
-    return memory_gb * GB * USABLE_FRACTION - RUNTIME_OVERHEAD_BYTES
+    return memory_gb * GIB * USABLE_FRACTION - RUNTIME_OVERHEAD_BYTES
 
 
 @dataclass(frozen=True, slots=True)
-class Footprint:
-    """Bytes per GPU, split into what shards across GPUs and what each GPU keeps whole."""
+class StateBytes:
+    """Training state in bytes over the whole model, split by what each ZeRO stage shards."""
 
-    weights: float
+    weights: float  # compute copy (the frozen base, for LoRA)
     gradients: float
-    optimizer: float
-    activations: float  # per GPU at the workload's batch
-    kv_cache: float
+    optimizer: float  # moments + fp32 master weights (ZeRO-1 shards these)
+    trainable: float  # trainable parameters (all, or the LoRA adapters)
 
     @property
-    def shardable(self) -> float:
-        """State FSDP/ZeRO-3 (training) or tensor parallelism (inference) divides."""
-        return self.weights + self.gradients + self.optimizer + self.kv_cache
+    def total(self) -> float:
+        return self.weights + self.gradients + self.optimizer
 
-    def per_gpu(self, shards: int) -> float:
-        return self.shardable / shards + self.activations
-
-    def components_gb(self, shards: int = 1) -> dict[str, float]:
-        """GB per GPU of each part when the shardable state is split over ``shards`` GPUs."""
-        parts = {
-            "weights": self.weights / shards,
-            "gradients": self.gradients / shards,
-            "optimizer": self.optimizer / shards,
-            "activations": self.activations,
-            "kv_cache": self.kv_cache / shards,
-        }
-        return {k: round(v / GB, 2) for k, v in parts.items() if v > 0}
+    def per_gpu(
+        self, tp: FloatArray, dp: FloatArray, stage: FloatArray, offload: FloatArray
+    ) -> FloatArray:
+        """Bytes per GPU for tensor-parallel degree ``tp``, ``dp`` data-parallel ranks, ZeRO
+        ``stage`` (0-3) and optimizer ``offload`` (1: optimizer state in host memory)."""
+        weights = self.weights / tp / np.where(stage >= 3, dp, 1.0)
+        grads = self.gradients / tp / np.where(stage >= 2, dp, 1.0)
+        optimizer = self.optimizer / tp / np.where(stage >= 1, dp, 1.0)
+        return np.asarray(weights + grads + np.where(offload > 0, 0.0, optimizer))
 
 
-def _activations(w: Workload) -> float:
-    """Activation bytes per GPU for one step at the workload's batch."""
-    b = w.batch_size
-    el = BYTES_PER_ELEMENT[w.precision]
-    if w.model.activation_bytes_per_sample is not None:
-        per_sample = w.model.activation_bytes_per_sample
-    elif w.model.architecture is not None:
-        a = w.model.architecture
-        heads = a.heads or max(1, a.hidden_size // 64)
-        layers = a.layers * a.stacks
-        # LLM serving runs the prompt through (prefill); other work the whole sequence.
-        s = w.inference.prompt_tokens if w.inference is not None else a.sequence_length
-        h = a.hidden_size
-        per_layer = s * h * 34 + 5 * heads * s * s  # bytes at 16-bit
-        per_sample = layers * per_layer * (el / 2)
-        if w.kind != "training":
-            per_sample = per_sample / layers * 2  # inference keeps ~2 layers live
-    else:
-        forward_flops = w.flops_per_sample / (3.0 if w.kind == "training" else 1.0)
-        ratio = ACTIVATION_BYTES_PER_FLOP[w.model.resolved_family]
-        per_sample = forward_flops * ratio * (el / 2) * (1.0 if w.kind == "training" else 0.1)
-    return per_sample * b
+def lora_parameters(w: Workload, s: Shape) -> float:
+    """Trainable adapter parameters: rank x (d_in + d_out) per adapted matrix and layer."""
+    lora = w.training.lora
+    assert lora is not None
+    per_matrix = lora.rank * 2.0 * s.hidden
+    return per_matrix * LORA_MATRICES_PER_LAYER[lora.targets] * s.layers
 
 
-def _kv_cache(w: Workload) -> float:
-    spec = w.inference
-    if spec is None:
-        return 0.0
-    context = spec.prompt_tokens + spec.output_tokens
-    return kv_bytes_per_token(w) * context * w.batch_size
+def _mixed(w: Workload) -> bool:
+    master = w.training.master_weights
+    return master if master is not None else w.precision not in ("fp32", "tf32")
 
 
-def footprint(w: Workload) -> Footprint:
-    params = w.parameters
-    el = BYTES_PER_ELEMENT[w.precision]
-    if w.kind == "training":
-        mixed = w.precision in ("bf16", "fp16", "fp8")
-        optimizer = (12.0 if mixed else 8.0) * params if w.model.optimizer_step else 0.0
-        return Footprint(params * el, params * el, optimizer, _activations(w), 0.0)
-    return Footprint(params * el, 0.0, 0.0, _activations(w), _kv_cache(w))
+def state_bytes(w: Workload, s: Shape) -> StateBytes:
+    """The training state of ``w`` (weights, gradients, optimizer), bytes for the model.
 
-
-def _shards_with_remedies(fp: Footprint, memory_gb: float) -> int | None:
-    """GPUs to shard the state over, if activations are first brought under half the memory
-    (micro-batching, checkpointing); ``None`` when sharding is not what is missing."""
-    room = usable_bytes(memory_gb)
-    if room <= 0 or fp.shardable <= 0.25 * room:
-        return None
-    kept = min(fp.activations, 0.5 * room)
-    return max(1, math.ceil(fp.shardable / (room - kept)))
-
-
-def remedies(
-    w: Workload, fp: Footprint, memory_gb: float, bigger: list[tuple[str, float]]
-) -> list[str]:
-    """What would make ``w`` fit on a GPU with ``memory_gb``; ``bigger``: (id, GB) options."""
-    out: list[str] = []
-    need = fp.per_gpu(1)
-    if w.kind == "training" and w.precision in ("fp32", "tf32"):
-        out.append(
-            "train in mixed precision (bf16/fp16): weights and gradients take half "
-            "the memory and tensor cores run 2-8x faster"
-        )
-    if fp.activations > 0.25 * need and w.batch_size > 1:
-        half = max(1, w.batch_size // 2)
-        out.append(
-            f"use gradient accumulation: micro-batch {half} x 2 steps halves "
-            f"activation memory ({fp.activations / 2 / GB:.1f} GB saved per GPU)"
-            if w.kind == "training"
-            else f"lower the batch to {half} (activations and KV cache shrink with it)"
-        )
-    if w.kind == "training" and fp.activations > 0.25 * need:
-        out.append(
-            "enable activation checkpointing (recompute activations in the backward "
-            "pass: ~30 % more compute for most of the activation memory)"
-        )
-    n = _shards_with_remedies(fp, memory_gb)
-    if n is not None and n > 1:
-        how = "FSDP / ZeRO-3" if w.kind == "training" else "tensor parallelism"
-        out.append(f"shard over at least {n} GPUs of {memory_gb:g} GB with {how}")
-    if w.kind != "training" and w.precision in ("fp32", "bf16", "fp16"):
-        out.append("quantise weights to int8 or fp8 (half the weight memory of 16-bit)")
-    fitting = [(name, gb) for name, gb in bigger if usable_bytes(gb) >= need]
-    if fitting:
-        name, gb = min(fitting, key=lambda x: x[1])
-        out.append(f"use a bigger GPU: {name} ({gb:g} GB) holds it whole")
-    return out
+    Weights and gradients are 16-bit in mixed precision (fp8 training keeps 16-bit weights
+    and casts in the GEMMs, as NVIDIA Transformer Engine does) and 32-bit otherwise."""
+    if not w.training_job:
+        return StateBytes(w.parameters * BYTES_PER_ELEMENT[w.precision], 0.0, 0.0, 0.0)
+    el = 4.0 if w.precision in ("fp32", "tf32") else 2.0
+    per_opt = OPTIMIZER_BYTES_PER_PARAMETER[w.training.optimizer] if w.model.optimizer_step else 0
+    master = MASTER_WEIGHT_BYTES if _mixed(w) and w.model.optimizer_step else 0.0
+    lora = w.training.lora
+    if lora is None:
+        trainable = w.parameters
+        return StateBytes(trainable * el, trainable * el, trainable * (per_opt + master), trainable)
+    trainable = lora_parameters(w, s)
+    base_el = NF4_BYTES_PER_PARAMETER if lora.quantized_base else BYTES_PER_ELEMENT["bf16"]
+    weights = w.parameters * base_el + trainable * el
+    return StateBytes(weights, trainable * el, trainable * (per_opt + master), trainable)

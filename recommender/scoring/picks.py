@@ -6,9 +6,10 @@ import numpy as np
 
 from recommender.catalog.offers import OffersTable
 from recommender.scoring.cost import Costs
+from recommender.scoring.describe import describe_plan, remedies
 from recommender.scoring.engine import Context
 from recommender.scoring.explain import bottleneck_advice, limit_text
-from recommender.scoring.memory import GB, remedies, usable_bytes
+from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Predictions
 from recommender.scoring.rank import Ranking, config_keys
 from recommender.scoring.results import (
@@ -17,6 +18,7 @@ from recommender.scoring.results import (
     MemoryFit,
     Objective,
     Pick,
+    Plan,
     Predicted,
 )
 
@@ -86,10 +88,12 @@ def _why(
         thr += f" ({float(p.tokens_per_s[row]):.4g} tokens/s)"
     why.append("predicted " + thr)
     need, room = float(p.need_bytes[row]), usable_bytes(acc.memory_gb)
-    shards = int(p.shards[row])
     fit = f"fits: {need / GB:.1f} of {room / GB:.1f} GB usable per GPU"
-    if shards > 1:
-        fit += f", sharded over {shards} GPUs ({'FSDP' if w.kind == 'training' else 'TP'})"
+    plan = describe_plan(w, p, row, acc)
+    if plan is not None and plan.assumed:
+        fit += " with " + ", ".join(plan.assumed)
+    elif ctx.calibrated.proven_acc is not None and int(t.acc[row]) == ctx.calibrated.proven_acc:
+        fit = "fits: your baseline ran on it"
     why.append(fit)
     if gpus > 1 and w.kind == "training":
         link = "NVLink" if acc.nvlink_gbs else "PCIe"
@@ -132,8 +136,9 @@ def _alt(relation: str, row: int, t: OffersTable, c: Costs, r: Ranking) -> Alter
     )
 
 
-def _memory_fit(row: int, ctx: Context, t: OffersTable, p: Predictions) -> MemoryFit:
-    """Memory per GPU of the placement on ``row`` (fits: every pick does)."""
+def _memory_fit(row: int, t: OffersTable, p: Predictions, plan: Plan | None) -> MemoryFit:
+    """Memory per GPU of the placement on ``row`` under its plan (every pick fits), in the
+    shape ``predict`` returns."""
     need = float(p.need_bytes[row])
     room = usable_bytes(t.accelerators[int(t.acc[row])].memory_gb)
     return MemoryFit(
@@ -141,7 +146,7 @@ def _memory_fit(row: int, ctx: Context, t: OffersTable, p: Predictions) -> Memor
         needed_gb=round(need / GB, 2),
         available_gb=round(room / GB, 2),
         shortfall_gb=round(max(need - room, 0.0) / GB, 2),
-        components_gb=ctx.footprint.components_gb(int(p.shards[row])),
+        components_gb=plan.memory_gb if plan is not None else {},
     )
 
 
@@ -169,6 +174,7 @@ def build_pick(
             else "spot capacity can be reclaimed: keep on-demand replicas for the base load"
         )
     latency = float(r.time[row]) * 1e3 if w.kind != "training" else None
+    plan = describe_plan(w, p, row, t.accelerators[int(t.acc[row])])
     return Pick(
         rank=rank_no,
         cloud=o.cloud,
@@ -201,7 +207,8 @@ def build_pick(
         limits=limits,
         alternatives=_alternatives(row, t, c, r),
         pareto_optimal=row in r.pareto,
-        memory=_memory_fit(row, ctx, t, p),
+        plan=plan,
+        memory=_memory_fit(row, t, p, plan),
     )
 
 
@@ -214,14 +221,13 @@ def _memory_advice(ctx: Context, t: OffersTable, p: Predictions) -> list[str]:
     gpu_mem = t.gpu_memory_gb[misfit]
     worst = int(misfit[int(np.argmax(gpu_mem))])
     acc = t.accelerators[int(t.acc[worst])]
-    need = ctx.footprint.per_gpu(1)
-    parts = ", ".join(f"{k} {v:g} GB" for k, v in ctx.footprint.components_gb().items())
+    need = float(p.need_bytes[worst])
     head = (
-        f"Does not fit on a single {acc.id} ({acc.memory_gb:g} GB): needs "
-        f"{need / GB:.1f} GB per GPU ({parts})."
+        f"Does not fit {int(t.gpus[worst])} x {acc.id} ({acc.memory_gb:g} GB each) with any "
+        f"recipe the planner tries: the best needs {need / GB:.1f} GB per GPU."
     )
     bigger = [(a.id, a.memory_gb) for a in ctx.catalog.accelerators]
-    return [head, *remedies(w, ctx.footprint, acc.memory_gb, bigger)]
+    return [head, *remedies(w, ctx.shape, acc, bigger)]
 
 
 def general_advice(

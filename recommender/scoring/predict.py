@@ -1,38 +1,57 @@
 """The vectorised predictor: one workload on many (accelerator x count x host) rows at once.
 
-Per GPU, a step costs compute (FLOPs / achievable FLOP/s), memory traffic (bytes /
-achievable bandwidth) and a small per-kernel cost; eager kernels run back to back, so these
-add up (a per-kernel roofline). The host issues kernels in parallel with the device, so a
-step is never shorter than the host's issue time. Multi-GPU rows add exposed gradient
-all-reduce (training) or tensor-parallel all-reduces (inference too big for one GPU). The
-input pipeline and the host-to-device copy run alongside; the slowest stage sets the step.
+Rows that share an accelerator and a GPU count share a plan (:mod:`.plan` for training and
+batched inference, :mod:`.serving` for LLM serving), so the planner runs once per distinct
+configuration and its device time is gathered onto every row. Each row then adds what its
+host sets: the input pipeline (storage read, CPU decode) and the host-to-device copy, which
+run alongside the device with prefetching; the slowest stage sets the step.
 
 ``scale`` is the baseline calibration: measured / modelled device time on the baseline
-accelerator, applied to the device time of every row (Habitat-style scaling: the measured
-time is split by the model into compute and memory parts, each scaled by its own ratio).
+accelerator, applied to the device time of every row (Habitat-style scaling).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 import numpy.typing as npt
 
+from recommender.catalog.schema import Accelerator
 from recommender.scoring.calibration import Calibration
-from recommender.scoring.demand import BYTES_PER_ELEMENT, Demand, estimated_shape
 from recommender.scoring.hardware import Capabilities
-from recommender.scoring.memory import Footprint, usable_bytes
+from recommender.scoring.memory import StateBytes
 from recommender.scoring.pipeline import input_seconds
-from recommender.scoring.scaling import exposed_comm, tensor_parallel_comm
+from recommender.scoring.plan import Hardware, Plans, plan_batched
+from recommender.scoring.serving import Serving, plan_serving
+from recommender.scoring.shape import BYTES_PER_ELEMENT, Shape
 from recommender.workload import Workload
 
-__all__ = ["BOTTLENECKS", "Predictions", "Rows", "predict_rows"]
+__all__ = ["BOTTLENECKS", "Bottleneck", "Predictions", "Rows", "predict_rows"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
 
-BOTTLENECKS = ("compute", "memory-bandwidth", "host-transfer", "input-pipeline", "interconnect")
+
+class Bottleneck(StrEnum):
+    """What bounds a step (the public ``predicted.bottleneck`` values)."""
+
+    COMPUTE = "compute"
+    MEMORY_BANDWIDTH = "memory-bandwidth"
+    HOST_TRANSFER = "host-transfer"
+    INPUT_PIPELINE = "input-pipeline"
+    INTERCONNECT = "interconnect"
+
+
+BOTTLENECKS = tuple(b.value for b in Bottleneck)
+_COMPUTE, _MEMORY, _HOST, _INPUT, _LINK = range(5)
+# Most GPUs of one kind per instance; a configuration key packs (accelerator, GPUs).
+_GPU_KEY = 1024
+# Host memory an offloaded optimizer may take (the rest runs the data loader and the OS).
+HOST_MEMORY_FOR_OFFLOAD = 0.8
+GIB = float(2**30)
 
 
 @dataclass(frozen=True)
@@ -43,11 +62,13 @@ class Rows:
     gpus: FloatArray
     vcpus: FloatArray
     local_disk_gb: FloatArray
+    host_memory_gib: FloatArray | None = None  # None: the host is not the limit
 
 
 @dataclass(frozen=True)
 class Predictions:
     throughput: FloatArray  # samples (training) or requests (inference) per s, per instance
+    device_throughput: FloatArray  # the same if the host fed the devices at no cost
     step_s: FloatArray
     device_s: FloatArray  # the step as the devices alone would set it
     compute_s: FloatArray
@@ -56,135 +77,175 @@ class Predictions:
     input_s: FloatArray
     interconnect_s: FloatArray
     utilization: FloatArray
-    bottleneck: npt.NDArray[np.int64]  # index into BOTTLENECKS
+    bottleneck: IntArray  # index into BOTTLENECKS
     fits: BoolArray
-    shards: FloatArray  # GPUs one model copy spans (1: data parallel / replicas)
-    need_bytes: FloatArray  # per GPU at that sharding
+    shards: FloatArray  # GPUs one model copy spans (tensor parallel x ZeRO-3 sharding)
+    need_bytes: FloatArray  # per GPU under the plan
     scaling_efficiency: FloatArray
     tokens_per_s: FloatArray | None
     latency_s: FloatArray | None
+    config: IntArray  # index of the row's configuration in ``plans`` / ``serving``
+    plans: Plans | None
+    serving: Serving | None
 
 
-def _shards(w: Workload, fp: Footprint, room: FloatArray, gpus: FloatArray) -> FloatArray:
-    """GPUs per model copy: 1 when it fits, else the fewest (power of two) that hold it.
-
-    Training shards with FSDP over the whole instance; inference with tensor parallelism
-    over the fewest GPUs that hold the weights (the rest serve as more replicas).
-    """
-    shards = np.ones_like(gpus)
-    if w.kind == "training":
-        sharded_fits = fp.shardable / gpus + fp.activations <= room
-        return np.where((fp.per_gpu(1) > room) & sharded_fits & (gpus > 1), gpus, shards)
-    for n in (16.0, 8.0, 4.0, 2.0):  # descending: the last that fits is the fewest
-        fits_n = (fp.shardable / n + fp.activations <= room) & (gpus >= n)
-        shards = np.where((fp.per_gpu(1) > room) & fits_n, n, shards)
-    return shards
-
-
-def _device_time(
-    w: Workload, d: Demand, caps: Capabilities, r: Rows, shards: FloatArray, cal: Calibration
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """(compute, memory, kernel-issue, tensor-parallel comm) seconds per step per GPU."""
-    flops, bw = caps.flops[r.acc], caps.bandwidth[r.acc]
-    tp = np.where(w.kind == "training", 1.0, shards)
-    b = float(d.batch)
-    dense = d.flops - d.attention_flops
-    attention_rate = flops * cal.attention_gemm_efficiency
-    compute = b * (dense / flops + d.attention_flops / attention_rate) / tp
-    fsdp = np.where(w.kind == "training", shards, 1.0)
-    weights = d.weight_bytes_per_step + d.optimizer_bytes_per_step / fsdp
-    memory = (b * d.memory_bytes + weights) / bw / tp
-    if d.is_llm:
-        steps = float(d.decode_steps)
-        compute = compute + steps * b * d.decode_flops_per_step / flops / tp
-        memory = memory + steps * (d.weight_bytes_per_step + b * d.decode_bytes_per_step) / bw / tp
-    issue_steps = 1.0 + float(d.decode_steps)
-    kernels = d.kernels_per_step * issue_steps
-    gpu_k = kernels * cal.kernel_gpu_s
-    host = kernels * cal.kernel_cpu_s[w.model.execution]
-    compute = compute + gpu_k
-    issue = np.maximum(host - compute - memory, 0.0)  # host-bound launch gap
-    layers = _layers(w)
-    act = b * _hidden(w) * BYTES_PER_ELEMENT[w.precision]
-    tp_comm = tensor_parallel_comm(
-        tp, layers * issue_steps, act, caps.interconnect[r.acc], caps.has_nvlink[r.acc]
+def _hardware(r: Rows) -> tuple[Hardware, IntArray]:
+    keys = r.acc.astype(np.int64) * _GPU_KEY + r.gpus.astype(np.int64)
+    unique, inverse = np.unique(keys, return_inverse=True)
+    hw = Hardware(
+        acc=(unique // _GPU_KEY).astype(np.int32), gpus=(unique % _GPU_KEY).astype(np.float64)
     )
-    return compute, memory, issue, tp_comm
+    return hw, inverse.astype(np.int64)
 
 
-def _layers(w: Workload) -> float:
-    arch = w.model.architecture
-    if arch is not None:
-        return float(arch.layers * arch.stacks)
-    return estimated_shape(w.parameters)[0]
+def _element_bytes(w: Workload) -> float:
+    return BYTES_PER_ELEMENT[w.precision] if w.precision not in ("fp8", "int8") else 2.0
 
 
-def _hidden(w: Workload) -> float:
-    arch = w.model.architecture
-    if arch is not None:
-        return float(arch.hidden_size * (arch.sequence_length if w.inference is None else 1))
-    return estimated_shape(w.parameters)[1]
+def _host_side(
+    w: Workload, caps: Capabilities, r: Rows, samples: FloatArray, batch_per_gpu: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """(input-pipeline seconds, host-to-device seconds) per step of each row."""
+    inputs = input_seconds(w.data, samples, r.vcpus, r.gpus, r.local_disk_gb)
+    device_bytes = (
+        w.data.device_bytes_per_sample
+        if w.data.device_bytes_per_sample is not None
+        else w.data.bytes_per_sample
+    )
+    h2d = batch_per_gpu * device_bytes / caps.host_link[r.acc]
+    return inputs, np.asarray(h2d)
 
 
-def predict_rows(
+def _combine(
+    step_device: FloatArray,
+    compute: FloatArray,
+    memory: FloatArray,
+    comm: FloatArray,
+    inputs: FloatArray,
+    h2d: FloatArray,
+) -> tuple[FloatArray, IntArray, FloatArray]:
+    """(step seconds, bottleneck index, utilisation) of each row."""
+    step = np.maximum.reduce([step_device, inputs, h2d])
+    stages = np.stack([compute, memory, comm])
+    device_stage = np.array([_COMPUTE, _MEMORY, _LINK])[np.argmax(stages, axis=0)]
+    bottleneck = np.select([inputs >= step, h2d >= step], [_INPUT, _HOST], default=device_stage)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        utilization = np.clip((compute + memory) / step, 0.0, 1.0)
+    return step, bottleneck.astype(np.int64), np.nan_to_num(utilization)
+
+
+def _batched(
     w: Workload,
-    d: Demand,
-    fp: Footprint,
+    s: Shape,
+    state: StateBytes,
     caps: Capabilities,
     r: Rows,
     cal: Calibration,
-    scale: float = 1.0,
+    scale: float,
 ) -> Predictions:
-    room = usable_bytes(caps.memory_gb[r.acc])
-    shards = _shards(w, fp, room, r.gpus)
-    need = fp.shardable / shards + fp.activations
-    fits = need <= room
-    compute, memory, issue, tp_comm = _device_time(w, d, caps, r, shards, cal)
-    compute, memory, issue, tp_comm = (x * scale for x in (compute, memory, issue, tp_comm))
-    device = compute + memory + issue + tp_comm
-    if d.training:
-        comm = exposed_comm(
-            r.gpus,
-            shards,
-            d.gradient_bytes,
-            caps.interconnect[r.acc],
-            device * 2.0 / 3.0,
-            cal.comm_overlap,
-        )
-        samples = float(d.batch) * r.gpus
-        step_device = device + comm
-    else:
-        comm = tp_comm
-        samples = float(d.batch) * np.floor(r.gpus / shards)
-        step_device = device
-    inputs = input_seconds(w.data, samples, r.vcpus, r.gpus, r.local_disk_gb)
-    h2d = np.full_like(step_device, float(d.batch) * d.device_bytes) / caps.host_link[r.acc]
-    step = np.maximum.reduce([step_device, inputs, h2d])
-    stages = np.stack([compute + issue, memory, comm])
-    device_stage = np.array([0, 1, 4])[np.argmax(stages, axis=0)]
-    bottleneck = np.select([inputs >= step, h2d >= step], [3, 2], default=device_stage)
-    scaling = np.where(step_device > 0, (step_device - comm) / step_device, 1.0)
-    tokens = latency = None
-    if d.is_llm:
-        tokens = samples * float(d.decode_steps) / step
-        latency = step_device
-    elif not d.training:
-        latency = step_device
+    hw, cfg = _hardware(r)
+    plans = plan_batched(w, s, state, caps, hw, cal, _element_bytes(w))
+    t = plans.time
+    compute = (t.compute_s + t.issue_s + t.optimizer_s)[cfg] * scale
+    memory = t.memory_s[cfg] * scale
+    comm = (t.tp_comm_s + t.dp_comm_s)[cfg] * scale
+    step_device = t.total_s[cfg] * scale
+    samples = plans.samples_per_step[cfg]
+    batch_per_gpu = samples / r.gpus
+    inputs, h2d = _host_side(w, caps, r, samples, batch_per_gpu)
+    step, bottleneck, util = _combine(step_device, compute, memory, comm, inputs, h2d)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        efficiency = np.where(step_device > 0, (step_device - comm) / step_device, 1.0)
+    sharded = np.where(plans.stage >= 3, plans.dp, 1.0) * plans.tp
+    latency = None if w.training_job else step_device
+    fits = plans.fits[cfg]
+    if r.host_memory_gib is not None:  # an offloaded optimizer lives in host memory
+        copies = np.where(plans.stage >= 1, 1.0, plans.dp)[cfg]
+        host_need = np.where(plans.offload[cfg], state.optimizer * copies, 0.0)
+        fits = fits & (host_need <= r.host_memory_gib * GIB * HOST_MEMORY_FOR_OFFLOAD)
     return Predictions(
         throughput=samples / step,
+        device_throughput=samples / step_device,
         step_s=step,
         device_s=step_device,
-        compute_s=compute + issue,
+        compute_s=compute,
         memory_s=memory,
         host_transfer_s=h2d,
         input_s=inputs,
         interconnect_s=comm,
-        utilization=np.clip((compute + memory) / step, 0.0, 1.0),
-        bottleneck=bottleneck.astype(np.int64),
+        utilization=util,
+        bottleneck=bottleneck,
         fits=fits,
-        shards=shards,
-        need_bytes=need,
-        scaling_efficiency=np.clip(scaling, 0.0, 1.0),
-        tokens_per_s=tokens,
+        shards=sharded[cfg],
+        need_bytes=plans.need_bytes[cfg],
+        scaling_efficiency=np.clip(efficiency, 0.0, 1.0),
+        tokens_per_s=None,
         latency_s=latency,
+        config=cfg,
+        plans=plans,
+        serving=None,
     )
+
+
+def _llm(
+    w: Workload,
+    s: Shape,
+    caps: Capabilities,
+    accs: list[Accelerator],
+    r: Rows,
+    cal: Calibration,
+    scale: float,
+) -> Predictions:
+    hw, cfg = _hardware(r)
+    sv = plan_serving(w, s, caps, accs, hw, cal)
+    spec = w.inference
+    assert spec is not None
+    cycle = (spec.output_tokens * sv.decode_s + sv.concurrency * sv.prefill_s)[cfg] * scale
+    requests = np.where(sv.fits, sv.requests_per_s, 0.0)[cfg] / scale
+    samples = (sv.copies * sv.concurrency)[cfg]  # requests in flight per instance
+    inputs, h2d = _host_side(w, caps, r, samples, samples / r.gpus)
+    comm = np.zeros_like(cycle)
+    memory_bound = sv.memory_bound[cfg]
+    compute = np.where(memory_bound, 0.0, cycle)
+    memory = np.where(memory_bound, cycle, 0.0)
+    step, bottleneck, util = _combine(cycle, compute, memory, comm, inputs, h2d)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        throughput = np.where(requests > 0, requests * cycle / step, 0.0)
+    return Predictions(
+        throughput=throughput,
+        device_throughput=requests,
+        step_s=step,
+        device_s=cycle,
+        compute_s=compute,
+        memory_s=memory,
+        host_transfer_s=h2d,
+        input_s=inputs,
+        interconnect_s=comm,
+        utilization=util,
+        bottleneck=bottleneck,
+        fits=sv.fits[cfg],
+        shards=sv.tp[cfg],
+        need_bytes=sv.need_bytes[cfg],
+        scaling_efficiency=np.ones_like(cycle),
+        tokens_per_s=throughput * spec.output_tokens,
+        latency_s=sv.latency_s[cfg] * scale,
+        config=cfg,
+        plans=None,
+        serving=sv,
+    )
+
+
+def predict_rows(
+    w: Workload,
+    s: Shape,
+    state: StateBytes,
+    caps: Capabilities,
+    accs: list[Accelerator],
+    r: Rows,
+    cal: Calibration,
+    scale: float = 1.0,
+) -> Predictions:
+    """Plan and predict ``w`` on every row of ``r``."""
+    if w.is_llm_serving and s.transformer:
+        return _llm(w, s, caps, accs, r, cal, scale)
+    return _batched(w, s, state, caps, r, cal, scale)

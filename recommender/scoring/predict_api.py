@@ -7,9 +7,10 @@ import numpy as np
 from recommender.catalog import Catalog
 from recommender.profile import Profile
 from recommender.scoring.calibration import Calibration
+from recommender.scoring.describe import describe_plan, remedies
 from recommender.scoring.engine import context, typical_host
 from recommender.scoring.explain import limit_text
-from recommender.scoring.memory import GB, remedies, usable_bytes
+from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Rows
 from recommender.scoring.results import Breakdown, MemoryFit, Prediction
 from recommender.workload import Workload
@@ -48,13 +49,14 @@ def predict(
     need = float(p.need_bytes[0])
     room = usable_bytes(acc.memory_gb)
     bigger = [(a.id, a.memory_gb) for a in ctx.catalog.accelerators if a.memory_gb > acc.memory_gb]
+    plan = describe_plan(workload, p, 0, acc)
     memory = MemoryFit(
         fits=fits,
         needed_gb=round(need / GB, 2),
         available_gb=round(room / GB, 2),
         shortfall_gb=round(max(need - room, 0.0) / GB, 2),
-        components_gb=ctx.footprint.components_gb(),
-        remedies=[] if fits else remedies(workload, ctx.footprint, acc.memory_gb, bigger),
+        components_gb=plan.memory_gb if plan is not None else {},
+        remedies=[] if fits else remedies(workload, ctx.shape, acc, bigger),
     )
     notes = [f"input pipeline assumes {host}"]
     if not fits:
@@ -66,9 +68,8 @@ def predict(
     used = ctx.caps.precision_used[index]
     if used != workload.precision:
         notes.append(f"{acc.id} has no {workload.precision} units: predicted at {used}")
-    if int(p.shards[0]) > 1:
-        how = "FSDP" if workload.kind == "training" else "tensor parallelism"
-        notes.append(f"sharded over {int(p.shards[0])} GPUs with {how}")
+    if plan is not None and plan.assumed:
+        notes.append("plan: " + ", ".join(plan.assumed))
     notes.extend(ctx.calibrated.notes)
     bottleneck = BOTTLENECKS[int(p.bottleneck[0])]
     notes.append(limit_text(int(p.bottleneck[0]), float(p.utilization[0]), gpus))
@@ -92,4 +93,5 @@ def predict(
         memory=memory,
         calibrated_from=ctx.calibrated.source,
         notes=notes,
+        plan=plan,
     )

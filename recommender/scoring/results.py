@@ -21,6 +21,7 @@ __all__ = [
     "Objective",
     "OfferPoint",
     "Pick",
+    "Plan",
     "Predicted",
     "Prediction",
     "Recommendation",
@@ -61,6 +62,35 @@ class Breakdown(_Out):
     interconnect_s: float
 
 
+class Plan(_Out):
+    """How the workload is assumed to run on a pick: the recipe the planner chose (or the
+    user pinned), its parallelism, and what fills each GPU's memory."""
+
+    data_parallel: int = Field(description="Model copies (data-parallel ranks) per instance.")
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    sharding: Literal["none", "zero1", "zero2", "zero3"] | None = None
+    checkpointing: Literal["none", "selective", "full"] | None = None
+    attention: Literal["flash", "sdpa", "eager"] | None = None
+    micro_batch: int | None = None
+    gradient_accumulation: int | None = None
+    global_batch: int | None = Field(default=None, description="Samples per optimizer step.")
+    offload: Literal["none", "optimizer"] | None = None
+    concurrency: int | None = Field(
+        default=None, description="LLM serving: sequences one copy decodes at once."
+    )
+    weights: str | None = Field(default=None, description="Weight format (serving).")
+    kv_cache: str | None = None
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    memory_gb: dict[str, float] = Field(
+        default_factory=dict, description="Per GPU: weights, gradients, optimizer, ..."
+    )
+    assumed: list[str] = Field(
+        default_factory=list, description="What the plan changed from the workload as given."
+    )
+
+
 class Prediction(_Out):
     """``recommender predict``: one workload on one accelerator x count."""
 
@@ -79,6 +109,7 @@ class Prediction(_Out):
         default=None, description="The baseline measurement this prediction was scaled from."
     )
     notes: list[str] = Field(default_factory=list)
+    plan: Plan | None = None
 
 
 class Predicted(_Out):
@@ -131,10 +162,11 @@ class Pick(_Out):
     limits: list[str] = Field(default_factory=list)
     alternatives: list[Alternative] = Field(default_factory=list)
     pareto_optimal: bool = False
+    plan: Plan | None = None
     memory: MemoryFit | None = Field(
         default=None,
-        description="Memory per GPU of this placement: what fills it (shardable state "
-        "divided over the shards) against what the accelerator has.",
+        description="Memory per GPU of this placement under its plan (components: the "
+        "plan's memory_gb) against what a workload can use of the accelerator.",
     )
 
 

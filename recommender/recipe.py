@@ -1,0 +1,97 @@
+"""How a workload is run: the training recipe and the serving setup, as workload fields.
+
+Every field has a practitioner's default, and ``auto`` lets the planner
+(:mod:`recommender.scoring.plan`) choose per offer; anything else the user writes is pinned
+and respected. Sizes are per GPU unless a name says otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "AttentionKernel",
+    "Checkpointing",
+    "LoRA",
+    "Optimizer",
+    "ServingSpec",
+    "Sharding",
+    "TrainingRecipe",
+    "WeightFormat",
+]
+
+AttentionKernel = Literal["auto", "flash", "sdpa", "eager"]
+Checkpointing = Literal["auto", "none", "selective", "full"]
+Optimizer = Literal["adamw", "adamw-8bit", "sgd-momentum", "adafactor"]
+Sharding = Literal["auto", "none", "zero1", "zero2", "zero3"]
+Offload = Literal["auto", "none", "optimizer"]
+WeightFormat = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
+KvFormat = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
+ParallelDegree = Literal["auto"] | Annotated[int, Field(ge=1, le=1024)]
+# Most tensor-parallel ranks a recipe may name: one NVL72 rack.
+MAX_TENSOR_PARALLEL = 72
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LoRA(_Spec):
+    """Low-rank adapters (Hu et al. 2021) on the attention and MLP matrices; ``quantized_base``
+    is QLoRA (Dettmers et al. 2023): the frozen base in 4-bit NF4."""
+
+    rank: int = Field(ge=1, le=4096)
+    targets: Literal["attention", "all"] = "all"
+    quantized_base: bool = False
+
+
+class TrainingRecipe(_Spec):
+    """``training:``: precision of the optimizer state, optimizer, kernels, memory savers and
+    parallelism. ``micro_batch`` is per GPU; ``global_batch`` is samples per optimizer step
+    over every GPU (default: the workload's ``batch_size`` x data-parallel GPUs)."""
+
+    optimizer: Optimizer = "adamw"
+    master_weights: bool | None = Field(
+        default=None,
+        description="Keep an fp32 copy of the weights (mixed precision); default: true for "
+        "16-bit and 8-bit training.",
+    )
+    attention: AttentionKernel = "auto"
+    checkpointing: Checkpointing = "auto"
+    micro_batch: int | None = Field(default=None, ge=1, le=1_000_000)
+    global_batch: int | None = Field(default=None, ge=1, le=100_000_000)
+    sharding: Sharding = "auto"
+    tensor_parallel: ParallelDegree = "auto"
+    offload: Offload = "auto"
+    lora: LoRA | None = None
+
+    @model_validator(mode="after")
+    def _sane(self) -> Self:
+        if isinstance(self.tensor_parallel, int) and self.tensor_parallel > MAX_TENSOR_PARALLEL:
+            raise ValueError(f"tensor_parallel must be <= {MAX_TENSOR_PARALLEL}")
+        if self.lora is not None and self.lora.quantized_base and self.sharding == "zero3":
+            raise ValueError("QLoRA's 4-bit base is not sharded with zero3; use none or zero2")
+        return self
+
+
+class ServingSpec(_Spec):
+    """``inference:`` for LLM serving: request shape, weight and KV-cache formats, engine.
+
+    ``max_batch`` caps the sequences one model copy decodes at once (continuous batching);
+    the KV-cache room left after the weights bounds it too. ``weights: int4`` is AWQ / GPTQ
+    weight-only quantisation (compute in 16-bit); ``fp8`` and ``fp4`` use the chip's fp8 /
+    fp4 tensor cores where it has them.
+    """
+
+    prompt_tokens: int = Field(default=512, ge=1, le=10_000_000)
+    output_tokens: int = Field(default=256, ge=1, le=10_000_000)
+    max_batch: int = Field(default=256, ge=1, le=100_000)
+    weights: WeightFormat | None = None
+    kv_cache: KvFormat | None = None
+    tensor_parallel: ParallelDegree = "auto"
+    engine: Literal["continuous", "static"] = Field(
+        default="continuous",
+        description="continuous batching (vLLM, SGLang, TGI, TensorRT-LLM) or static batches",
+    )

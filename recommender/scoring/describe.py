@@ -1,0 +1,160 @@
+"""Saying what the planner assumed: the plan of one row as the public :class:`Plan`, what
+fills each GPU, and the remedies when nothing fits."""
+
+from __future__ import annotations
+
+import math
+
+from recommender.catalog.schema import Accelerator
+from recommender.scoring.memory import GB, NF4_BYTES_PER_PARAMETER, usable_bytes
+from recommender.scoring.plan import CHECKPOINTING, SHARDING, Plans
+from recommender.scoring.predict import Predictions
+from recommender.scoring.results import Plan
+from recommender.scoring.serving import Serving, weight_bytes_per_parameter
+from recommender.scoring.shape import Shape
+from recommender.workload import Workload
+
+__all__ = ["describe_plan", "remedies"]
+
+
+def _gb(x: float) -> float:
+    return round(x / GB, 2)
+
+
+def _attention(w: Workload, fused: bool, flash: bool) -> str:
+    if not fused:
+        return "eager"
+    return "flash" if flash else "sdpa"
+
+
+def _assumed_training(w: Workload, plan: Plan) -> list[str]:
+    r = w.training
+    out: list[str] = []
+    if r.attention == "auto" and plan.attention not in (None, "eager"):
+        out.append(f"{plan.attention} attention")
+    if r.checkpointing == "auto" and plan.checkpointing != "none":
+        extra = "~33 % more compute" if plan.checkpointing == "full" else "recomputes attention"
+        out.append(f"{plan.checkpointing} activation checkpointing ({extra})")
+    if r.micro_batch is None and (plan.gradient_accumulation or 1) > 1:
+        out.append(
+            f"micro-batch {plan.micro_batch} x {plan.gradient_accumulation} accumulation steps"
+        )
+    if r.sharding == "auto" and plan.sharding not in (None, "none"):
+        name = {"zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 / FSDP"}[str(plan.sharding)]
+        out.append(f"{name} over {plan.data_parallel} GPUs")
+    if r.tensor_parallel == "auto" and plan.tensor_parallel > 1:
+        out.append(f"tensor parallel {plan.tensor_parallel}")
+    if r.offload == "auto" and plan.offload == "optimizer":
+        out.append("optimizer state offloaded to host memory")
+    return out
+
+
+def _batched_plan(w: Workload, plans: Plans, i: int, flash: bool) -> Plan:
+    training = w.training_job
+    dp, tp = int(plans.dp[i]), int(plans.tp[i])
+    mb, acc = int(plans.micro_batch[i]), int(plans.accumulation[i])
+    state, act = float(plans.state_bytes[i]), float(plans.activation_bytes[i])
+    plan = Plan(
+        data_parallel=dp,
+        tensor_parallel=tp,
+        sharding=SHARDING[int(plans.stage[i])] if training else None,
+        checkpointing=CHECKPOINTING[int(plans.ckpt[i])] if training else None,
+        attention=_attention(w, bool(plans.fused_attention[i]), flash)
+        if plans.transformer
+        else None,
+        micro_batch=mb,
+        gradient_accumulation=acc if training else None,
+        global_batch=mb * acc * dp if training else None,
+        offload=("optimizer" if plans.offload[i] else "none") if training else None,
+        memory_gb={"state": _gb(state), "activations": _gb(act)},
+    )
+    assumed = _assumed_training(w, plan) if training else []
+    if not training and tp > 1:
+        assumed.append(f"tensor parallel {tp} (the model does not fit fewer GPUs)")
+    return plan.model_copy(update={"assumed": assumed})
+
+
+def _serving_plan(w: Workload, sv: Serving, i: int) -> Plan:
+    spec = w.inference
+    assert spec is not None
+    weights = spec.weights or w.precision
+    tp, conc = int(sv.tp[i]), int(sv.concurrency[i])
+    assumed = [f"continuous batching of {conc} sequences per copy (KV cache and targets)"]
+    if spec.tensor_parallel == "auto" and tp > 1:
+        assumed.append(f"tensor parallel {tp}")
+    return Plan(
+        data_parallel=int(sv.copies[i]),
+        tensor_parallel=tp,
+        concurrency=conc,
+        weights=weights,
+        kv_cache=spec.kv_cache,
+        ttft_ms=round(float(sv.ttft_s[i]) * 1e3, 3),
+        tpot_ms=round(float(sv.tpot_s[i]) * 1e3, 3),
+        memory_gb={
+            "weights": _gb(float(sv.weights_bytes[i])),
+            "kv_cache": _gb(float(sv.kv_bytes[i])),
+        },
+        assumed=assumed,
+    )
+
+
+def describe_plan(w: Workload, p: Predictions, row: int, acc: Accelerator) -> Plan | None:
+    """The plan of ``row`` of ``p`` (``None`` when the row has no plan)."""
+    i = int(p.config[row])
+    if p.serving is not None:
+        return _serving_plan(w, p.serving, i)
+    if p.plans is not None:
+        from recommender.scoring.hardware import FLASH_ARCHITECTURES
+
+        return _batched_plan(w, p.plans, i, acc.architecture in FLASH_ARCHITECTURES)
+    return None
+
+
+def remedies(w: Workload, s: Shape, acc: Accelerator, bigger: list[tuple[str, float]]) -> list[str]:
+    """What would make ``w`` fit on ``acc`` when no recipe on one instance does."""
+    room = usable_bytes(acc.memory_gb)
+    out: list[str] = []
+    if w.training_job:
+        if w.precision in ("fp32", "tf32"):
+            out.append("train in mixed precision (bf16): half the weight and activation memory")
+        state = 16.0 * (w.parameters if w.training.lora is None else 0.0)
+        if state > 0.5 * room:
+            n = max(2, math.ceil(state / (0.5 * room)))
+            out.append(
+                f"shard the 16 B/parameter state over at least {n} GPUs of "
+                f"{acc.memory_gb:g} GB (ZeRO-3 / FSDP)"
+            )
+        if w.training.lora is None:
+            qlora = w.parameters * NF4_BYTES_PER_PARAMETER
+            if qlora < 0.7 * room:
+                out.append(
+                    "fine-tune with QLoRA (4-bit base + LoRA adapters): "
+                    f"~{qlora / GB:.0f} GB of weights"
+                )
+    else:
+        fmt = (w.inference.weights if w.inference else None) or w.precision
+        weights = w.parameters * weight_bytes_per_parameter(fmt)
+        if fmt not in ("int4", "fp4"):
+            out.append(
+                f"quantise the weights to int4 (AWQ / GPTQ): {w.parameters * 0.53 / GB:.0f} GB"
+            )
+        if weights > room:
+            n = math.ceil(weights / room)
+            out.append(f"tensor parallel over at least {n} GPUs of {acc.memory_gb:g} GB")
+    fitting = [(name, gb) for name, gb in bigger if usable_bytes(gb) >= _whole_bytes(w)]
+    if fitting:
+        name, gb = min(fitting, key=lambda x: x[1])
+        out.append(f"use a bigger GPU: {name} ({gb:g} GB) holds it whole")
+    return out
+
+
+# Activations and buffers on top of the model state when a GPU holds a job whole.
+WHOLE_JOB_MARGIN = 1.1
+
+
+def _whole_bytes(w: Workload) -> float:
+    """Bytes one GPU needs to hold ``w`` without sharding or offload (roughly)."""
+    if w.training_job and w.training.lora is None:
+        return 16.0 * w.parameters * WHOLE_JOB_MARGIN  # mixed-precision Adam state
+    fmt = (w.inference.weights if w.inference else None) or w.precision
+    return w.parameters * weight_bytes_per_parameter(fmt) * WHOLE_JOB_MARGIN

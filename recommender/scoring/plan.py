@@ -1,0 +1,245 @@
+"""The fit planner: how a practitioner would run the workload on each hardware configuration.
+
+For every distinct (accelerator, GPU count) of the offers, the planner enumerates the recipes
+a practitioner reaches for when a job does not fit as described: a fused attention kernel
+(FlashAttention where the GPU has it), selective then full activation checkpointing, a
+smaller micro-batch with gradient accumulation (the global batch stays), ZeRO-1/2/3 (FSDP)
+over the instance's GPUs, tensor parallelism inside the instance, and optimizer offload to
+the host last. Each candidate is costed by :mod:`recommender.scoring.step_time`; the planner
+keeps the fastest one that fits, preferring the less invasive change when two are as fast.
+What the user pins in ``training:`` is the only choice for that dimension.
+
+Everything is one numpy pass over (candidate x configuration) cells, so planning every offer
+of the catalog costs about as much as predicting one recipe did.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from recommender.scoring.calibration import Calibration
+from recommender.scoring.hardware import MEM_EFFICIENT_ATTENTION_SPEED, Capabilities
+from recommender.scoring.memory import StateBytes, usable_bytes
+from recommender.scoring.shape import INFERENCE_LIVE_LAYERS, Shape
+from recommender.scoring.step_time import Cells, StepTime, step_time
+from recommender.workload import Workload
+
+__all__ = [
+    "CHECKPOINTING",
+    "SHARDING",
+    "Hardware",
+    "Plans",
+    "activation_bytes_per_sample",
+    "plan_batched",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+CHECKPOINTING = ("none", "selective", "full")
+SHARDING = ("none", "zero1", "zero2", "zero3")
+TENSOR_PARALLEL_CHOICES = (1, 2, 4, 8)
+# ZeRO-3 keeps the parameters of the layers being gathered (prefetch of the next one).
+ZERO3_LIVE_LAYERS = 2.0
+# Ties between candidates: prefer the less invasive recipe (earlier in the practitioner's
+# order) unless another is faster by more than this share.
+PREFERENCE_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """Distinct hardware configurations: accelerator index and GPUs per instance."""
+
+    acc: npt.NDArray[np.int32]
+    gpus: FloatArray
+
+
+@dataclass(frozen=True)
+class Plans:
+    """The chosen recipe per hardware configuration, with its predicted device time."""
+
+    fits: BoolArray
+    need_bytes: FloatArray  # per GPU under the chosen recipe
+    tp: FloatArray
+    dp: FloatArray
+    stage: IntArray
+    ckpt: IntArray
+    offload: BoolArray
+    fused_attention: BoolArray
+    micro_batch: FloatArray
+    accumulation: FloatArray
+    samples_per_step: FloatArray  # per instance
+    time: StepTime
+    activation_bytes: FloatArray  # per GPU
+    state_bytes: FloatArray  # per GPU
+    transformer: bool  # attention kernels and tensor parallelism apply
+
+
+def activation_bytes_per_sample(
+    s: Shape, ckpt: IntArray, fused: BoolArray, training: bool = True
+) -> FloatArray:
+    """Activation bytes one sample keeps for the backward pass, by checkpointing mode; for
+    inference, what is alive at once (two layers' activations and the logits)."""
+    score = np.where(fused, 0.0, s.score_act_bytes)
+    if not training:
+        layers = max(s.layers, 1.0)
+        live = (s.layer_act_bytes + score) / layers * min(INFERENCE_LIVE_LAYERS, layers)
+        return np.asarray(live + s.head_act_bytes / 3.0 + np.zeros(np.shape(ckpt)))
+    none = s.layer_act_bytes + score
+    selective = np.full(np.shape(ckpt), s.layer_act_bytes)
+    one_layer = s.layer_bytes_one + score / max(s.layers, 1.0)
+    full = s.layer_input_bytes + one_layer
+    by_mode = np.where(ckpt >= 2, full, np.where(ckpt == 1, selective, none))
+    return np.asarray(by_mode + s.head_act_bytes)
+
+
+def _choices(w: Workload, s: Shape) -> list[tuple[int, int, int, int]]:
+    """(checkpointing, ZeRO stage, tensor parallel, offload) candidates, in preference order.
+
+    Inference only chooses the tensor-parallel degree (the fewest GPUs per copy that hold
+    it; the others serve as more copies)."""
+    r = w.training
+    if not w.training_job:
+        heads_ok = [t for t in (*TENSOR_PARALLEL_CHOICES, 16) if s.heads % t == 0]
+        return [(0, 0, t, 0) for t in (heads_ok if s.transformer else [1])]
+    if r.checkpointing != "auto":
+        ckpt = [CHECKPOINTING.index(r.checkpointing)]
+    else:
+        ckpt = [0, 1, 2] if s.transformer else [0, 2]
+    stage = [SHARDING.index(r.sharding)] if r.sharding != "auto" else [0, 1, 2, 3]
+    if isinstance(r.tensor_parallel, int):
+        tp = [r.tensor_parallel]
+    elif s.transformer:
+        tp = [t for t in TENSOR_PARALLEL_CHOICES if s.heads % t == 0 and s.kv_heads % t == 0]
+    else:
+        tp = [1]
+    offload = [0, 1] if r.offload == "auto" else [int(r.offload == "optimizer")]
+    grid = itertools.product(offload, tp, stage, ckpt)
+    return [(c, z, t, o) for o, t, z, c in grid]
+
+
+def _fused_attention(w: Workload, caps: Capabilities, acc: npt.NDArray[np.int32]) -> BoolArray:
+    if w.training.attention == "eager":
+        return np.zeros(acc.shape, dtype=bool)
+    return np.ones(acc.shape, dtype=bool)
+
+
+def _micro_batch(
+    w: Workload, room: FloatArray, state: FloatArray, act_per_sample: FloatArray, b: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """(micro-batch, accumulation) per cell: the pinned micro-batch, else the largest that
+    fits, with accumulation keeping at least the per-replica batch ``b``."""
+    pinned = w.training.micro_batch if w.training_job else w.batch_size
+    if pinned is not None:
+        mb = np.minimum(np.full(b.shape, float(pinned)), b)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mb = np.floor((room - state) / act_per_sample)
+        mb = np.clip(mb, 0.0, b)
+    acc = np.where(mb >= 1, np.ceil(b / np.maximum(mb, 1.0)), 1.0)
+    mb = np.where(mb >= 1, np.ceil(b / acc), 0.0)
+    return mb, acc
+
+
+def plan_batched(
+    w: Workload,
+    s: Shape,
+    state: StateBytes,
+    caps: Capabilities,
+    hw: Hardware,
+    cal: Calibration,
+    el: float,
+) -> Plans:
+    """The fastest fitting recipe for ``w`` (training, or batched inference) on each
+    configuration of ``hw``: the most samples per second per instance."""
+    choices = _choices(w, s)
+    n_c, n_u = len(choices), len(hw.acc)
+    grid = np.array(choices, dtype=np.float64).reshape(n_c, 4, 1)
+    ckpt, stage, tp, offload = (np.broadcast_to(grid[:, i], (n_c, n_u)) for i in range(4))
+    gpus = np.broadcast_to(hw.gpus, (n_c, n_u))
+    valid = (tp <= gpus) & (np.mod(gpus, tp) == 0)
+    dp = np.maximum(np.floor(gpus / tp), 1.0)
+    fused = np.broadcast_to(_fused_attention(w, caps, hw.acc), (n_c, n_u))
+    act = activation_bytes_per_sample(s, ckpt.astype(np.int64), fused, w.training_job) / tp
+    state_gpu = state.per_gpu(tp, dp, stage, offload)
+    state_gpu = state_gpu + np.where(
+        stage >= 3, ZERO3_LIVE_LAYERS * state.weights / max(s.layers, 1.0) / tp, 0.0
+    )
+    room = np.broadcast_to(usable_bytes(caps.memory_gb[hw.acc]), (n_c, n_u))
+    global_batch = w.training.global_batch if w.training_job else None
+    per_replica = global_batch / dp if global_batch else np.full_like(dp, w.batch_size)
+    per_replica = np.maximum(np.ceil(per_replica), 1.0)
+    mb, accumulation = _micro_batch(w, room, state_gpu, act, per_replica)
+    need = state_gpu + np.maximum(mb, 1.0) * act
+    fits = valid & (mb >= 1) & (need <= room)
+    cells = _cells(caps, hw, cal, tp, dp, stage, ckpt, offload, fused, mb, accumulation)
+    t = step_time(w, s, state, cells, cal, el)
+    samples = np.maximum(mb, 1.0) * accumulation * dp
+    throughput = samples / t.total_s
+    rank = np.arange(n_c, dtype=np.float64).reshape(n_c, 1) * PREFERENCE_TOLERANCE / n_c
+    score = np.where(fits, throughput * (1.0 - rank), -np.inf)
+    # When nothing fits, report the least-short candidate (its shortfall is the remedy).
+    shortfall = np.where(valid, need - room, np.inf)
+    best = np.where(np.any(fits, axis=0), np.argmax(score, axis=0), np.argmin(shortfall, axis=0))
+    cols = np.arange(n_u)
+
+    def pick(x: npt.ArrayLike) -> FloatArray:
+        return np.asarray(np.broadcast_to(x, (n_c, n_u))[best, cols], dtype=np.float64)
+
+    chosen_mb = np.maximum(pick(mb), 1.0)
+    return Plans(
+        fits=pick(fits) > 0,
+        need_bytes=pick(need),
+        tp=pick(tp),
+        dp=pick(dp),
+        stage=pick(stage).astype(np.int64),
+        ckpt=pick(ckpt).astype(np.int64),
+        offload=pick(offload) > 0,
+        fused_attention=pick(fused) > 0,
+        micro_batch=chosen_mb,
+        accumulation=pick(accumulation),
+        samples_per_step=pick(samples),
+        time=StepTime(**{f: pick(getattr(t, f)) for f in StepTime.__dataclass_fields__}),
+        activation_bytes=pick(act) * chosen_mb,
+        state_bytes=pick(state_gpu),
+        transformer=s.transformer,
+    )
+
+
+def _cells(
+    caps: Capabilities,
+    hw: Hardware,
+    cal: Calibration,
+    tp: FloatArray,
+    dp: FloatArray,
+    stage: FloatArray,
+    ckpt: FloatArray,
+    offload: FloatArray,
+    fused: BoolArray,
+    mb: FloatArray,
+    accumulation: FloatArray,
+) -> Cells:
+    a = hw.acc
+    shape = tp.shape
+    flash = np.broadcast_to(caps.flash[a], shape)
+    return Cells(
+        flop_per_s=np.broadcast_to(caps.flops[a], shape),
+        bytes_per_s=np.broadcast_to(caps.bandwidth[a], shape),
+        link_bytes_per_s=np.broadcast_to(caps.interconnect[a], shape),
+        host_link_bytes_per_s=np.broadcast_to(caps.host_link[a], shape),
+        nvlink=np.broadcast_to(caps.has_nvlink[a], shape),
+        fused_attention=fused,
+        attention_speed=np.where(fused & ~flash, MEM_EFFICIENT_ATTENTION_SPEED, 1.0),
+        tp=tp,
+        dp=dp,
+        stage=stage,
+        ckpt=ckpt,
+        offload=offload,
+        micro_batch=np.maximum(mb, 1.0),
+        accumulation=accumulation,
+    )

@@ -1,0 +1,289 @@
+"""LLM serving as engines run it: continuous batching bounded by the KV cache, prefill and
+decode predicted apart, tensor parallelism and concurrency chosen per configuration.
+
+- Memory: the engine takes ``SERVING_MEMORY_UTILIZATION`` of the device (vLLM's
+  ``gpu_memory_utilization`` default, 0.9); the weights (divided by the tensor-parallel
+  degree) and the runtime come first, the rest holds KV blocks. Concurrency is bounded by
+  that room, by ``inference.max_batch`` (vLLM's ``max_num_seqs`` default is 256) and by the
+  latency targets.
+- Prefill is compute-bound: the prompt's FLOPs at the achievable matrix rate.
+- Decode is bandwidth-bound at small batches: each step reads the weights once for the whole
+  batch (a mixture of experts reads only the experts its tokens were routed to: with ``B``
+  tokens and ``k`` of ``E`` experts each, ``E (1 - (1 - k/E)^B)`` experts per layer are
+  touched) and every sequence's KV cache; each kernel class is on its own roofline.
+- Continuous batching (Yu et al. 2022, "Orca"; Kwon et al. 2023, "vLLM"): in steady state
+  each of the ``B`` slots runs one prefill and ``output_tokens`` decode steps per request, so
+  a cycle takes ``output x t_decode(B) + B x t_prefill`` and TPOT is that cycle over the
+  output length; TTFT is one prefill plus the decode step it waits behind.
+- Weight formats: 16-bit, int8, fp8 (tensor cores on Ada / Hopper and newer), int4 (AWQ /
+  GPTQ: weight-only, 16-bit compute) and fp4 (Blackwell); KV cache in 16 or 8 bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from recommender.catalog.schema import Accelerator
+from recommender.scoring.calibration import Calibration
+from recommender.scoring.hardware import Capabilities, has_precision
+from recommender.scoring.memory import GIB, RUNTIME_OVERHEAD_BYTES
+from recommender.scoring.plan import Hardware
+from recommender.scoring.shape import BYTES_PER_ELEMENT, Shape
+from recommender.scoring.step_time import ALLREDUCE_LATENCY_NVLINK_S, ALLREDUCE_LATENCY_PCIE_S
+from recommender.workload import Workload
+
+__all__ = [
+    "SERVING_MEMORY_UTILIZATION",
+    "Serving",
+    "plan_serving",
+    "weight_bytes_per_parameter",
+    "weight_support",
+]
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+SERVING_MEMORY_UTILIZATION = 0.9
+# Quantised formats carry scales: AWQ / GPTQ int4 with a 16-bit scale and zero per group of
+# 128 (4.25 bits; Lin et al. 2024, "AWQ"); NVFP4 with an fp8 scale per 16 values (4.5 bits;
+# NVIDIA Blackwell NVFP4 format).
+QUANTISED_BYTES = {"int4": 4.25 / 8, "fp4": 4.5 / 8}
+# Tensor-parallel all-reduces per layer per forward step (Megatron-LM: attention and MLP).
+ALLREDUCES_PER_LAYER = 2.0
+# Kernels per layer of a CUDA-graph-captured decode step (fused norms, QKV, attention, MLP).
+SERVING_KERNELS_PER_LAYER = 8.0
+TENSOR_PARALLEL_CHOICES = (1, 2, 4, 8, 16)
+# Fp8 weight-only kernels (Marlin) run on Ampere and newer when the chip has no fp8 units.
+FP8_WEIGHT_ONLY_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell", "cdna3"})
+
+
+@dataclass(frozen=True)
+class Serving:
+    """The chosen serving plan per hardware configuration."""
+
+    fits: BoolArray
+    tp: FloatArray
+    concurrency: FloatArray  # sequences one model copy decodes at once
+    copies: FloatArray  # model copies per instance
+    need_bytes: FloatArray  # per GPU: weights + runtime + the KV the concurrency uses
+    weights_bytes: FloatArray  # per GPU
+    kv_bytes: FloatArray  # per GPU at the chosen concurrency
+    prefill_s: FloatArray  # one request's prefill
+    decode_s: FloatArray  # one decode step of the batch
+    tpot_s: FloatArray
+    ttft_s: FloatArray
+    latency_s: FloatArray  # one request end to end
+    requests_per_s: FloatArray  # per instance
+    tokens_per_s: FloatArray  # generated tokens per instance
+    memory_bound: BoolArray
+
+
+def weight_bytes_per_parameter(fmt: str) -> float:
+    return QUANTISED_BYTES.get(fmt, BYTES_PER_ELEMENT[fmt])
+
+
+def weight_support(acc: Accelerator, fmt: str) -> tuple[bool, str]:
+    """(whether ``acc`` serves weights in ``fmt``, the compute precision it uses)."""
+    if fmt == "fp4":
+        return has_precision(acc, "fp4"), "fp4"
+    if fmt == "fp8":
+        if has_precision(acc, "fp8"):
+            return True, "fp8"
+        return acc.architecture in FP8_WEIGHT_ONLY_ARCHITECTURES, "fp16"
+    if fmt == "int8":
+        return True, "int8" if has_precision(acc, "int8") else "fp16"
+    return True, "fp16" if fmt == "int4" else fmt
+
+
+def _format(w: Workload) -> tuple[str, str]:
+    spec = w.inference
+    assert spec is not None
+    weights = spec.weights or w.precision
+    kv = spec.kv_cache or ("bf16" if weights in ("int4", "fp4", "int8", "fp8") else weights)
+    return weights, kv
+
+
+def _touched_experts(s: Shape, tokens: FloatArray) -> FloatArray:
+    """Expected experts (of E, k per token) a batch of ``tokens`` routes to, per layer."""
+    e, k = float(s.experts), float(s.experts_per_token)
+    return np.asarray(e * (1.0 - (1.0 - k / e) ** np.maximum(tokens, 1.0)))
+
+
+@dataclass(frozen=True)
+class _Rates:
+    flops: FloatArray  # matrix FLOP/s at the weight format's compute precision
+    bandwidth: FloatArray
+    link: FloatArray
+    nvlink: BoolArray
+    supported: BoolArray
+
+
+def _decode_step(
+    s: Shape,
+    r: _Rates,
+    tp: FloatArray,
+    b: FloatArray,
+    context: float,
+    wb: float,
+    kvb: float,
+    cal: Calibration,
+) -> tuple[FloatArray, BoolArray]:
+    """(seconds of one decode step of ``b`` sequences on a ``tp``-way copy, memory-bound)."""
+    dense = s.parameters - s.expert_parameters - s.input_embedding_parameters
+    if s.experts > 1:
+        per_expert = s.expert_parameters / s.experts
+        weights = (dense + per_expert * _touched_experts(s, b)) * wb
+    else:
+        weights = np.full_like(b, dense * wb)
+    gemm_flops = b * 2.0 * (s.active_parameters - s.input_embedding_parameters)
+    kv_read = b * context * s.kv_bytes_per_token_16 * kvb / 2.0
+    attn_flops = b * 4.0 * context * s.heads * (s.hidden / max(s.heads, 1.0)) * s.layers
+    gemm = np.maximum(gemm_flops / r.flops, weights / r.bandwidth) / tp
+    attention = np.maximum(
+        attn_flops / (r.flops * cal.attention_gemm_efficiency), kv_read / r.bandwidth
+    )
+    attention = attention / tp
+    latency = np.where(r.nvlink, ALLREDUCE_LATENCY_NVLINK_S, ALLREDUCE_LATENCY_PCIE_S)
+    message = b * s.hidden * 2.0
+    comm = ALLREDUCES_PER_LAYER * s.layers * (latency + 2.0 * (tp - 1) / tp * message / r.link)
+    comm = np.where(tp > 1, comm, 0.0)
+    kernels = SERVING_KERNELS_PER_LAYER * s.layers * cal.kernel_gpu_s
+    memory_bound = weights / r.bandwidth >= gemm_flops / r.flops
+    return np.asarray(gemm + attention + comm + kernels), np.asarray(memory_bound)
+
+
+def _prefill(s: Shape, r: _Rates, tp: FloatArray, prompt: float, cal: Calibration) -> FloatArray:
+    """Seconds of one request's prefill (compute-bound; causal attention over the prompt)."""
+    gemm = prompt * 2.0 * (s.active_parameters - s.input_embedding_parameters)
+    attention = prompt * 2.0 * prompt * s.hidden * s.layers  # 4 s d / 2: causal half
+    seconds = gemm / r.flops + attention / (r.flops * cal.attention_gemm_efficiency)
+    return np.asarray(seconds / tp)
+
+
+def _rates(caps: Capabilities, accs: list[Accelerator], hw: Hardware, fmt: str) -> _Rates:
+    """Matrix rates at the weight format's compute precision, per configuration."""
+    rate, ok = [], []
+    for i, acc in enumerate(accs):
+        supported, compute = weight_support(acc, fmt)
+        peak: float | None = getattr(acc.peak_tflops, compute, None)
+        achievable_share = caps.flops[i] / caps.peak_flops[i]
+        rate.append((peak * 1e12 if peak else caps.peak_flops[i]) * achievable_share)
+        ok.append(supported)
+    return _Rates(
+        flops=np.asarray(rate, dtype=np.float64)[hw.acc],
+        bandwidth=caps.bandwidth[hw.acc],
+        link=caps.interconnect[hw.acc],
+        nvlink=caps.has_nvlink[hw.acc],
+        supported=np.asarray(ok, dtype=bool)[hw.acc],
+    )
+
+
+def plan_serving(
+    w: Workload,
+    s: Shape,
+    caps: Capabilities,
+    accs: list[Accelerator],
+    hw: Hardware,
+    cal: Calibration,
+) -> Serving:
+    """For each configuration, the tensor-parallel degree and concurrency that give the most
+    generated tokens per instance while meeting the TTFT, TPOT and p95 targets."""
+    spec = w.inference
+    assert spec is not None
+    fmt, kv_fmt = _format(w)
+    wb, kvb = weight_bytes_per_parameter(fmt), BYTES_PER_ELEMENT[kv_fmt]
+    r = _rates(caps, accs, hw, fmt)
+    tps = _tp_choices(w, s)
+    batches = _batch_choices(w)
+    n_t, n_b, n_u = len(tps), len(batches), len(hw.acc)
+    tp = np.broadcast_to(np.array(tps, dtype=np.float64).reshape(n_t, 1, 1), (n_t, n_b, n_u))
+    b = np.broadcast_to(np.array(batches, dtype=np.float64).reshape(1, n_b, 1), (n_t, n_b, n_u))
+    gpus = np.broadcast_to(hw.gpus, (n_t, n_b, n_u))
+    room = caps.memory_gb[hw.acc] * GIB * SERVING_MEMORY_UTILIZATION - RUNTIME_OVERHEAD_BYTES
+    weights_gpu = s.parameters * wb / tp
+    replication = np.maximum(tp / max(s.kv_heads, 1.0), 1.0)  # KV heads copied when tp > heads
+    seq_tokens = float(spec.prompt_tokens + spec.output_tokens)
+    kv_gpu = b * seq_tokens * s.kv_bytes_per_token_16 * kvb / 2.0 * replication / tp
+    need = weights_gpu + kv_gpu
+    fits = (tp <= gpus) & (np.mod(gpus, tp) == 0) & (need <= room) & r.supported
+    context = spec.prompt_tokens + spec.output_tokens / 2.0
+    decode, memory_bound = _decode_step(s, r, tp, b, context, wb, kvb, cal)
+    prefill = _prefill(s, r, tp, float(spec.prompt_tokens), cal)
+    out = float(spec.output_tokens)
+    cycle = out * decode + b * prefill
+    tpot = cycle / out
+    ttft = prefill + decode
+    latency = ttft + out * tpot
+    copies = np.floor(gpus / tp)
+    requests = copies * b / cycle
+    ok = fits & _meets_targets(w, tpot, ttft, latency)
+    score = np.where(ok, requests, -np.inf)
+    flat = score.reshape(n_t * n_b, n_u)
+    best = np.argmax(flat, axis=0)
+    any_ok = np.any(ok.reshape(n_t * n_b, n_u), axis=0)
+    # Nothing meets the targets: report the plan with the lowest latency that fits.
+    fallback = np.argmin(np.where(fits, latency, np.inf).reshape(n_t * n_b, n_u), axis=0)
+    best = np.where(any_ok, best, fallback)
+    cols = np.arange(n_u)
+
+    def pick(x: npt.ArrayLike) -> FloatArray:
+        arr = np.broadcast_to(x, (n_t, n_b, n_u)).reshape(n_t * n_b, n_u)
+        return np.asarray(arr[best, cols], dtype=np.float64)
+
+    chosen_fits = pick(fits) > 0
+    return Serving(
+        fits=chosen_fits,
+        tp=pick(tp),
+        concurrency=pick(b),
+        copies=pick(copies),
+        need_bytes=pick(need) + RUNTIME_OVERHEAD_BYTES,
+        weights_bytes=pick(weights_gpu),
+        kv_bytes=pick(kv_gpu),
+        prefill_s=pick(prefill),
+        decode_s=pick(decode),
+        tpot_s=pick(tpot),
+        ttft_s=pick(ttft),
+        latency_s=pick(latency),
+        requests_per_s=np.where(chosen_fits, pick(requests), 0.0),
+        tokens_per_s=np.where(chosen_fits, pick(requests) * out, 0.0),
+        memory_bound=pick(memory_bound) > 0,
+    )
+
+
+def _meets_targets(
+    w: Workload, tpot: FloatArray, ttft: FloatArray, latency: FloatArray
+) -> BoolArray:
+    t = w.targets
+    ok = np.ones(tpot.shape, dtype=bool)
+    if t.tpot_ms is not None:
+        ok &= tpot * 1e3 <= t.tpot_ms
+    if t.ttft_ms is not None:
+        ok &= ttft * 1e3 <= t.ttft_ms
+    if t.p95_latency_ms is not None:
+        ok &= latency * 1e3 <= t.p95_latency_ms
+    return ok
+
+
+def _tp_choices(w: Workload, s: Shape) -> list[int]:
+    spec = w.inference
+    assert spec is not None
+    if isinstance(spec.tensor_parallel, int):
+        return [spec.tensor_parallel]
+    return [t for t in TENSOR_PARALLEL_CHOICES if s.heads % t == 0]
+
+
+def _batch_choices(w: Workload) -> list[int]:
+    """Concurrency candidates: the pinned ``batch_size``, else powers of two up to
+    ``max_batch`` (and ``max_batch`` itself)."""
+    spec = w.inference
+    assert spec is not None
+    if "batch_size" in w.model_fields_set:
+        return [w.batch_size]
+    out, b = [], 1
+    while b < spec.max_batch:
+        out.append(b)
+        b *= 2
+    return [*out, spec.max_batch]

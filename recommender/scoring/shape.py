@@ -1,0 +1,266 @@
+"""What the model's shape implies per sample, before any hardware or plan is chosen.
+
+A :class:`Shape` holds the per-sample figures every plan and offer reuses: FLOPs split into
+weight matrices and attention, activation bytes per checkpointing mode and attention kernel,
+the KV cache per token, and the parameters the optimizer and the collectives see.
+
+Activation memory generalises Korthikanti et al. 2022, "Reducing Activation Recomputation in
+Large Transformer Models", section 4.1 (``s b h (34 + 5 a s / h)`` bytes per layer for a GPT
+layer with 16-bit activations and dropout), matrix by matrix so that GQA, gated MLPs, MoE and
+models without dropout come out right:
+
+- attention: the QKV input ``2h``, Q and K ``2(q + kv)``, V ``2 kv``, the output projection's
+  input ``2q`` (bytes per token), plus a 1-byte dropout mask ``h`` when the recipe uses dropout;
+- score matrix (eager kernels only; FlashAttention recomputes it, Dao et al. 2022):
+  ``2 a s`` for the softmax output, ``3 a s`` more with dropout (mask and output);
+- MLP: the input ``2h`` and, per FFN width ``f``, ``4f`` (plain: activation input and
+  output) or ``8f`` (gated: gate and up outputs, the activation's output, their product);
+- two norms' inputs ``4h``;
+- selective recomputation drops the score matrix; full recomputation keeps each layer's
+  input ``2h`` and one layer's working set (Korthikanti et al., sections 4.2-4.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from recommender.models.arch import GivenArch, TransformerArch
+from recommender.workload import Workload
+
+__all__ = [
+    "BYTES_PER_ELEMENT",
+    "LOGITS_BYTES_PER_ELEMENT",
+    "Shape",
+    "shape_of",
+]
+
+BYTES_PER_ELEMENT: dict[str, float] = {
+    "fp32": 4.0,
+    "tf32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "int4": 0.5,
+    "fp4": 0.5,
+}
+# Activations are stored at 16 bits in mixed precision (fp8 training keeps bf16 activations,
+# Micikevicius et al. 2022, "FP8 Formats for Deep Learning"); fp32 training stores 32 bits.
+ACTIVATION_BYTES = {"fp32": 4.0, "tf32": 4.0}
+DEFAULT_ACTIVATION_BYTES = 2.0
+# The loss over the vocabulary keeps 16-bit logits plus the fp32 copy the cross-entropy is
+# computed on (Hugging Face's causal-LM heads upcast logits to float32 before the loss).
+LOGITS_BYTES_PER_ELEMENT = 6.0
+# Activation bytes kept for backward per forward FLOP, 16-bit, when the model gives no shape:
+# a CNN from ResNet-50 mixed-precision training fitting batch 256 in a 16 GB V100 (NVIDIA
+# DeepLearningExamples ResNet-50 v1.5 README; 8.2 GFLOPs forward): ~53 MB per image; the
+# other families from a transformer layer by Korthikanti's formula (BERT-Large, 512 tokens).
+ACTIVATION_BYTES_PER_FLOP = {
+    "transformer": 3.6e-3,
+    "cnn": 6.5e-3,
+    "recsys": 1e-2,
+    "diffusion": 5e-3,
+    "vision": 6.5e-3,
+    "speech": 3.6e-3,
+    "other": 1e-2,
+}
+# Inference keeps about two layers' activations alive at a time (no backward pass).
+INFERENCE_LIVE_LAYERS = 2.0
+# Inference of a shapeless model keeps this share of its training activations.
+INFERENCE_ACTIVATION_SHARE = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """Per-sample (one sequence, image or request) figures of one workload."""
+
+    parameters: float
+    active_parameters: float
+    expert_parameters: float  # routed-expert weights (what expert parallelism divides)
+    experts: int
+    experts_per_token: int
+    transformer: bool
+    layers: float  # blocks one token passes through (both stacks)
+    hidden: float
+    tokens: float  # tokens per sample (1 when not a sequence model)
+    heads: float
+    kv_heads: float
+    vocab: float
+    matmul_flops: float  # forward FLOPs of weight matrices per sample
+    attention_flops: float  # forward FLOPs of the whole score and value products per sample
+    causal: bool  # a causal kernel may skip half of attention
+    # activation bytes per sample kept for backward (16-bit unless fp32 training)
+    layer_act_bytes: float  # every layer, no recomputation, flash kernels (no score matrix)
+    score_act_bytes: float  # the score matrix eager kernels add, every layer
+    layer_input_bytes: float  # what full recomputation keeps (every layer's input)
+    head_act_bytes: float  # logits and loss, once per sample
+    kv_bytes_per_token_16: float  # KV cache per token at 16-bit (0 for encoders)
+    input_embedding_parameters: float  # a lookup table no step streams whole (untied)
+    given_activation_bytes: float | None  # a shapeless model's activations per sample
+
+    @property
+    def layer_bytes_one(self) -> float:
+        """One layer's full activations (the working set full recomputation rebuilds)."""
+        return self.layer_act_bytes / max(self.layers, 1.0)
+
+
+def _activation_element_bytes(w: Workload) -> float:
+    return ACTIVATION_BYTES.get(w.precision, DEFAULT_ACTIVATION_BYTES)
+
+
+def _transformer_activations(a: TransformerArch, tokens: float, el: float) -> dict[str, float]:
+    """Activation bytes per sample, by part (see the module docstring for the terms)."""
+    h, q, kv = float(a.hidden_size), float(a.n_heads * a.d_head), float(a.kv_width)
+    if a.attention == "mla":
+        q = kv = float(a.q_width)
+    mask = 0.5 if a.dropout else 0.0  # 1-byte masks, in 2-byte units
+    per_f = 8.0 if a.mlp == "gated" else 4.0
+    if a.is_moe:
+        f_dense = float(a.d_ff)
+        f_moe = float((a.experts_per_token + a.shared_experts) * a.d_expert)
+        f = (a.dense_layers * f_dense + a.moe_layers * f_moe) / a.layers
+    else:
+        f = float(a.d_ff)
+    attention = 2 * h + 2 * (q + kv) + 2 * kv + 2 * q + mask * h * 2
+    mlp = 2 * h + per_f * f + mask * h * 2
+    norms = 4 * h
+    per_layer_token = (attention + mlp + norms) * el / 2
+    score_per_token = a.n_heads * tokens * (2.0 + (3.0 if a.dropout else 0.0)) * el / 2
+    layers = float(a.total_layers)
+    return {
+        "layer": per_layer_token * tokens * layers,
+        "score": score_per_token * tokens * layers,
+        "input": 2 * h * tokens * layers * el / 2,
+        "head": tokens * a.vocab_size * LOGITS_BYTES_PER_ELEMENT + 2 * h * tokens * el / 2,
+    }
+
+
+def _transformer_shape(w: Workload, a: TransformerArch, tokens: float) -> Shape:
+    el = _activation_element_bytes(w)
+    acts = _transformer_activations(a, tokens, el)
+    return Shape(
+        parameters=w.parameters,
+        active_parameters=w.active_parameters,
+        expert_parameters=a.expert_parameters,
+        experts=a.experts,
+        experts_per_token=a.experts_per_token,
+        transformer=True,
+        layers=float(a.total_layers),
+        hidden=float(a.hidden_size),
+        tokens=tokens,
+        heads=float(a.n_heads),
+        kv_heads=float(a.n_kv_heads),
+        vocab=float(a.vocab_size),
+        matmul_flops=a.matmul_flops_per_token() * tokens,
+        attention_flops=a.attention_flops_per_token(int(tokens)) * tokens,
+        causal=a.type != "encoder",
+        layer_act_bytes=acts["layer"],
+        score_act_bytes=acts["score"],
+        layer_input_bytes=acts["input"],
+        head_act_bytes=acts["head"],
+        kv_bytes_per_token_16=a.kv_elements_per_token() * 2.0,
+        input_embedding_parameters=0.0
+        if a.tied_embeddings or a.type == "encoder"
+        else float(a.vocab_size * a.hidden_size),
+        given_activation_bytes=None,
+    )
+
+
+# A transformer known only by its parameter count: d_model / n_layer ~ 128, as GPT-3 175B
+# (12288 / 96) and Llama-2-7B (4096 / 32) have it, with N ~ 12 L d^2 (Kaplan et al. 2020).
+ESTIMATED_ASPECT_RATIO = 128.0
+ESTIMATED_HEAD_DIM = 128
+# Shapeless models at least this large, with no family given, are taken as transformers.
+TRANSFORMER_ASSUMED_FROM_PARAMETERS = 1e9
+
+
+def _estimated_layers(parameters: float) -> float:
+    """Blocks of a transformer with ``parameters`` and no given shape."""
+    per_layer_cube = 12.0 * ESTIMATED_ASPECT_RATIO**2
+    return max(1.0, float(round((parameters / per_layer_cube) ** (1 / 3))))
+
+
+def estimated_transformer(w: Workload) -> tuple[TransformerArch, int] | None:
+    """A decoder shaped like ``w``'s parameter count, and the tokens per sample its FLOPs
+    imply (``flops = factor x 2 N x tokens``), when ``w`` reads as a transformer."""
+    spec = w.model
+    family = spec.resolved_family
+    big = spec.family is None and w.parameters >= TRANSFORMER_ASSUMED_FROM_PARAMETERS
+    if spec.architecture is not None or not (family == "transformer" or big):
+        return None
+    layers = _estimated_layers(w.parameters)
+    hidden = (w.parameters / (12.0 * layers)) ** 0.5
+    heads = max(1, round(hidden / ESTIMATED_HEAD_DIM))
+    arch = TransformerArch(layers=int(layers), hidden_size=heads * ESTIMATED_HEAD_DIM, heads=heads)
+    tokens = spec.sequence_length
+    if tokens is None:
+        factor = w.training_flops_factor if w.training_job else 1.0
+        tokens = max(1, round(w.flops_per_sample / (factor * 2.0 * w.parameters)))
+    return arch, tokens
+
+
+def _given_shape(w: Workload) -> Shape:
+    """A model known only by parameters and FLOPs (or a CNN / diffusion entry)."""
+    arch = w.model.architecture
+    forward = w.forward_flops_per_sample
+    el = _activation_element_bytes(w)
+    given = w.model.activation_bytes_per_sample
+    if given is None and isinstance(arch, GivenArch):
+        given = arch.activation_bytes_per_sample
+    if given is None:
+        given = forward * ACTIVATION_BYTES_PER_FLOP[w.model.resolved_family]
+    given *= el / 2
+    layers = _estimated_layers(w.parameters)
+    tokens = float(w.model.sequence_length or 1)
+    return Shape(
+        parameters=w.parameters,
+        active_parameters=w.active_parameters,
+        expert_parameters=0.0,
+        experts=1,
+        experts_per_token=1,
+        transformer=False,
+        layers=layers,
+        hidden=(w.parameters / (12 * layers)) ** 0.5,
+        tokens=tokens,
+        heads=1.0,
+        kv_heads=1.0,
+        vocab=0.0,
+        matmul_flops=forward,
+        attention_flops=0.0,
+        causal=False,
+        layer_act_bytes=given,
+        score_act_bytes=0.0,
+        layer_input_bytes=given / layers,
+        head_act_bytes=0.0,
+        kv_bytes_per_token_16=2.0 * layers * (w.parameters / (12 * layers)) ** 0.5 * 2.0
+        if w.is_llm_serving
+        else 0.0,
+        input_embedding_parameters=0.0,
+        given_activation_bytes=given,
+    )
+
+
+def _tokens(w: Workload) -> int | None:
+    """Tokens of one sample; LLM serving without a sequence length: the prompt."""
+    tokens = w.model.tokens_per_sample
+    if tokens is None and w.inference is not None:
+        return w.inference.prompt_tokens
+    return tokens
+
+
+def shape_of(w: Workload) -> Shape:
+    """The per-sample shape of ``w``; a given ``flops_per_sample`` rescales the shape's
+    FLOPs (matrices and attention alike) to it."""
+    t, tokens = w.model.transformer, _tokens(w)
+    estimated = estimated_transformer(w) if t is None else None
+    if estimated is not None:
+        t, tokens = estimated
+    if t is None or tokens is None:
+        return _given_shape(w)
+    s = _transformer_shape(w, t, float(tokens))
+    if (w.model.flops_per_sample is not None or estimated) and w.inference is None:
+        factor = w.forward_flops_per_sample / (s.matmul_flops + s.attention_flops)
+        s = replace(
+            s, matmul_flops=s.matmul_flops * factor, attention_flops=s.attention_flops * factor
+        )
+    return s

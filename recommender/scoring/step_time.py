@@ -1,0 +1,224 @@
+"""Device time of one step under a plan, vectorised over (candidate recipe x hardware) cells.
+
+Per GPU a micro-step costs compute (FLOPs / achievable FLOP/s), memory traffic (bytes /
+achievable bandwidth) and a small per-kernel cost; eager kernels run back to back, so these
+add up (a per-kernel roofline). The host issues kernels in parallel with the device, so a
+step is never shorter than its issue time. On top come, per optimizer step:
+
+- recomputation: full checkpointing runs the forward again (+1 forward, i.e. 4/3 of the
+  training FLOPs), selective checkpointing only the attention core (Korthikanti et al. 2022,
+  section 5: 2.7 % overhead on GPT-3 scale models);
+- tensor parallelism: two all-reduces of the layer's activations per layer in the forward
+  and two in the backward (Shoeybi et al. 2019, "Megatron-LM", section 3), not overlapped;
+- data parallelism: the gradient all-reduce once per optimizer step (gradient accumulation
+  skips it on the other micro-steps), ``2 (n-1)/n`` times the gradient bytes per GPU for a
+  ring (Patarasuk and Yuan 2009), partly hidden behind the backward pass (bucketed overlap);
+  ZeRO-1/2 replace it by a reduce-scatter plus an all-gather of the same volume, ZeRO-3 adds
+  the parameter all-gathers of every forward and backward, ``3 (n-1)/n`` in all
+  (Rajbhandari et al. 2020, section 7);
+- the optimizer update streams its state through memory once per step (or, offloaded, the
+  gradients and weights cross PCIe and the update runs on the host's cores: ZeRO-Offload,
+  Ren et al. 2021).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from recommender.scoring.calibration import Calibration
+from recommender.scoring.memory import StateBytes
+from recommender.scoring.shape import Shape
+from recommender.workload import Workload
+
+__all__ = ["Cells", "StepTime", "step_time"]
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+# Kernels launched per transformer layer in one forward pass (QKV, attention, projection,
+# two norms, the MLP's matrices and activation, residual adds, dropout): eager PyTorch vs a
+# compiled graph that fuses the element-wise kernels.
+KERNELS_PER_TRANSFORMER_LAYER = {"eager": 22.0, "compiled": 8.0}
+KERNELS_CNN_FORWARD = 230.0  # ResNet-50 in eager PyTorch (conv + bn + relu + adds)
+KERNELS_GENERIC_FORWARD = 100.0
+COMPILED_KERNEL_SHARE = 0.4  # a compiled CNN launches ~40 % of the eager kernels
+# Element-wise activation elements per forward FLOP of a CNN: ResNet-50 at 224 px streams
+# ~22 M activation elements for 8.2 GFLOPs (torchvision's feature maps; 2 FLOPs per MAC).
+CNN_ACTIVATIONS_PER_FLOP = 22e6 / 8.2e9
+# FLOPs per byte of activation traffic for a model with no shape, by family.
+GENERIC_FLOPS_PER_BYTE = {"transformer": 200.0, "recsys": 20.0}
+DEFAULT_FLOPS_PER_BYTE = 150.0
+# Adam's update reads weights, gradients and both moments and writes weights and moments:
+# 7 fp32 streams per trainable parameter.
+OPTIMIZER_TRAFFIC_BYTES_PER_PARAMETER = 28.0
+# Latency of one small all-reduce inside a node (NCCL): NVLink vs through PCIe.
+ALLREDUCE_LATENCY_NVLINK_S = 10e-6
+ALLREDUCE_LATENCY_PCIE_S = 30e-6
+# Tensor-parallel all-reduces per layer: 2 in the forward, 2 in the backward (Megatron-LM).
+TP_ALLREDUCES_FORWARD = 2.0
+# DeepSpeed's CPU Adam updates ~1e8 parameters per second per core (AVX-512; Ren et al.
+# 2021, ZeRO-Offload, section 5: "CPU-Adam" runs a 1 B-parameter step in ~1 s on ~10 cores).
+CPU_ADAM_PARAMETERS_PER_S_PER_CORE = 1e8
+HOST_CORES_FOR_OPTIMIZER = 8.0
+
+
+@dataclass(frozen=True)
+class Cells:
+    """Hardware and recipe per cell (all arrays broadcast to one shape)."""
+
+    flop_per_s: FloatArray  # achievable, at the precision used
+    bytes_per_s: FloatArray  # achievable device-memory bandwidth
+    link_bytes_per_s: FloatArray  # GPU <-> GPU per direction (all-reduce bus bandwidth)
+    host_link_bytes_per_s: FloatArray
+    nvlink: BoolArray
+    fused_attention: BoolArray  # flash / memory-efficient kernel (no score matrix)
+    attention_speed: FloatArray  # attention-kernel rate relative to FlashAttention
+    tp: FloatArray
+    dp: FloatArray
+    stage: FloatArray  # ZeRO stage 0-3
+    ckpt: FloatArray  # 0 none, 1 selective, 2 full
+    offload: FloatArray
+    micro_batch: FloatArray
+    accumulation: FloatArray
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """Seconds per optimizer step (training) or per batch (inference), per GPU."""
+
+    compute_s: FloatArray
+    memory_s: FloatArray
+    issue_s: FloatArray  # host kernel-issue time not hidden by the device
+    tp_comm_s: FloatArray
+    dp_comm_s: FloatArray  # exposed data-parallel communication
+    optimizer_s: FloatArray
+    recompute_flops_share: FloatArray  # extra FLOPs of recomputation / model FLOPs
+
+    @property
+    def device_s(self) -> FloatArray:
+        return np.asarray(
+            self.compute_s + self.memory_s + self.issue_s + self.tp_comm_s + self.optimizer_s
+        )
+
+    @property
+    def total_s(self) -> FloatArray:
+        return np.asarray(self.device_s + self.dp_comm_s)
+
+
+def _kernels_per_forward(w: Workload, s: Shape) -> float:
+    mode = w.model.execution
+    if w.model.kernels_per_forward is not None:
+        return float(w.model.kernels_per_forward)
+    if s.transformer:
+        return s.layers * KERNELS_PER_TRANSFORMER_LAYER[mode] + 10.0
+    if w.model.resolved_family == "cnn":
+        return KERNELS_CNN_FORWARD * (1.0 if mode == "eager" else COMPILED_KERNEL_SHARE)
+    return KERNELS_GENERIC_FORWARD
+
+
+def activation_traffic_bytes(
+    w: Workload, s: Shape, cal: Calibration, fused: BoolArray, el: float
+) -> FloatArray:
+    """Bytes of element-wise activation traffic per sample for one forward pass."""
+    mode = w.model.execution
+    if w.model.memory_bytes_per_sample is not None:
+        flat = w.model.memory_bytes_per_sample / (3.0 if w.training_job else 1.0)
+        return np.full(fused.shape, flat)
+    if s.transformer:
+        elementwise = s.layers * s.tokens * s.hidden * cal.transformer_passes[mode] * el
+        scores = s.layers * s.heads * s.tokens**2 * cal.attention_passes[mode] * el
+        return np.asarray(elementwise + np.where(fused, 0.0, scores))
+    forward = s.matmul_flops
+    if w.model.resolved_family == "cnn":
+        elements = forward * CNN_ACTIVATIONS_PER_FLOP
+        if w.model.activation_bytes_per_sample is not None:
+            elements = w.model.activation_bytes_per_sample / el
+        return np.full(fused.shape, cal.cnn_passes[mode] * elements * el)
+    per_byte = GENERIC_FLOPS_PER_BYTE.get(w.model.resolved_family, DEFAULT_FLOPS_PER_BYTE)
+    return np.full(fused.shape, forward / per_byte)
+
+
+def _ring(n: FloatArray) -> FloatArray:
+    return np.asarray(np.where(n > 1, (n - 1) / np.maximum(n, 1.0), 0.0))
+
+
+def _compute(w: Workload, s: Shape, c: Cells, cal: Calibration) -> tuple[FloatArray, FloatArray]:
+    """(compute seconds per micro-step per GPU, recompute FLOPs share)."""
+    passes = w.training_flops_factor if w.training_job else 1.0
+    attention = s.attention_flops * np.where(c.fused_attention & s.causal, 0.5, 1.0)
+    recompute = np.where(c.ckpt >= 2, s.matmul_flops + attention, 0.0)
+    recompute = recompute + np.where(c.ckpt == 1, attention, 0.0)
+    dense = s.matmul_flops * passes + np.where(c.ckpt >= 2, s.matmul_flops, 0.0)
+    attn_total = attention * passes + np.where(c.ckpt >= 1, attention, 0.0)
+    attention_rate = c.flop_per_s * cal.attention_gemm_efficiency * c.attention_speed
+    seconds = c.micro_batch * (dense / c.flop_per_s + attn_total / attention_rate) / c.tp
+    model = (s.matmul_flops + s.attention_flops) * passes
+    return np.asarray(seconds), np.asarray(recompute / model)
+
+
+def step_time(
+    w: Workload, s: Shape, state: StateBytes, c: Cells, cal: Calibration, el: float
+) -> StepTime:
+    """Device time per optimizer step (training) or per batch (inference), per GPU."""
+    training = w.training_job
+    passes = 3.0 if training else 1.0
+    compute_micro, recompute_share = _compute(w, s, c, cal)
+    recompute_passes = passes + np.where(c.ckpt >= 2, 1.0, 0.0)
+    traffic = activation_traffic_bytes(w, s, cal, c.fused_attention, el) * recompute_passes
+    weight_reads = passes if training else 1.0
+    memory_micro = (c.micro_batch * traffic + weight_reads * state.weights) / c.bytes_per_s / c.tp
+    kernels = _kernels_per_forward(w, s) * recompute_passes
+    gpu_kernels = kernels * cal.kernel_gpu_s
+    compute_micro = compute_micro + gpu_kernels
+    host = kernels * cal.kernel_cpu_s[w.model.execution]
+    issue_micro = np.maximum(host - compute_micro - memory_micro, 0.0)
+    tp_passes = 2.0 + np.where(c.ckpt >= 2, 1.0, 0.0) if training else np.ones_like(c.tp)
+    tp_comm_micro = _tp_comm(s, c, el, np.asarray(tp_passes))
+    acc = c.accumulation
+    optimizer = _optimizer(w, state, c) if training else np.zeros_like(c.tp)
+    dp_comm = _dp_comm(state, c, (compute_micro + memory_micro) * 2.0 / 3.0, cal)
+    dp_comm = dp_comm if training else np.zeros_like(c.tp)
+    return StepTime(
+        compute_s=np.asarray(acc * compute_micro),
+        memory_s=np.asarray(acc * memory_micro),
+        issue_s=np.asarray(acc * issue_micro),
+        tp_comm_s=np.asarray(acc * tp_comm_micro),
+        dp_comm_s=np.asarray(dp_comm),
+        optimizer_s=np.asarray(optimizer),
+        recompute_flops_share=np.asarray(recompute_share * (c.ckpt > 0)),
+    )
+
+
+def _tp_comm(s: Shape, c: Cells, el: float, passes: FloatArray) -> FloatArray:
+    """Tensor-parallel all-reduces of one micro-step: two per layer and pass (forward,
+    backward, and the forward that full recomputation repeats)."""
+    latency = np.where(c.nvlink, ALLREDUCE_LATENCY_NVLINK_S, ALLREDUCE_LATENCY_PCIE_S)
+    message = c.micro_batch * s.tokens * s.hidden * el
+    per_allreduce = latency + 2.0 * _ring(c.tp) * message / c.link_bytes_per_s
+    count = TP_ALLREDUCES_FORWARD * s.layers * passes
+    return np.asarray(np.where(c.tp > 1, count * per_allreduce, 0.0))
+
+
+def _dp_comm(state: StateBytes, c: Cells, backward_s: FloatArray, cal: Calibration) -> FloatArray:
+    """Data-parallel communication per optimizer step not hidden behind the backward."""
+    gradient_bytes = state.gradients / c.tp
+    reduce = 2.0 * _ring(c.dp) * gradient_bytes / c.link_bytes_per_s
+    gathers = np.where(c.stage >= 3, 2.0 * _ring(c.dp) * state.weights / c.tp, 0.0)
+    gathers = gathers * c.accumulation / c.link_bytes_per_s
+    hidden = cal.comm_overlap * backward_s * np.where(c.stage >= 3, c.accumulation, 1.0)
+    return np.asarray(np.maximum(reduce + gathers - hidden, 0.0))
+
+
+def _optimizer(w: Workload, state: StateBytes, c: Cells) -> FloatArray:
+    """The optimizer update per step: on the device, or offloaded to the host."""
+    if not w.model.optimizer_step:
+        return np.zeros_like(c.tp)
+    shard = c.tp * np.where(c.stage >= 1, c.dp, 1.0)
+    trainable = state.trainable / shard
+    on_device = trainable * OPTIMIZER_TRAFFIC_BYTES_PER_PARAMETER / c.bytes_per_s
+    transfer = 2.0 * state.gradients / shard / c.host_link_bytes_per_s  # grads out, weights in
+    host = trainable / (CPU_ADAM_PARAMETERS_PER_S_PER_CORE * HOST_CORES_FOR_OPTIMIZER)
+    return np.asarray(np.where(c.offload > 0, transfer + host, on_device))

@@ -1,4 +1,5 @@
-"""Routes of the page: ``/``, ``/r/{id}`` (a shared recommendation), the examples, ``/static``.
+"""Routes of the page: ``/``, ``/r/{id}`` (a shared recommendation), the examples and the
+model registry's names the form offers, ``/static``.
 
 The page is one HTML document; ``/r/{id}`` serves the same document, whose script reads the id
 from the address and fetches ``GET /v1/recommendations/{id}``. Documents carry a strict
@@ -14,9 +15,12 @@ from pathlib import Path
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
 
 from recommender.api.deps import ServicesDep
+from recommender.api.problems import ProblemError
 from recommender.api.web.examples import Example, load_examples
+from recommender.models.registry import ModelRegistryError, default_registry
 from recommender.store import get_recommendation
 
 __all__ = ["CONTENT_SECURITY_POLICY", "STATIC_DIR", "install", "router"]
@@ -61,6 +65,28 @@ def shared(recommendation_id: str, services: ServicesDep) -> FileResponse:
 @router.get("/web/examples.json")
 def examples() -> list[Example]:
     return list(load_examples())
+
+
+class ModelName(BaseModel):
+    """A registry model as the form's model field suggests it."""
+
+    name: str
+    title: str
+    family: str
+    parameters: float
+
+
+@router.get("/web/models.json")
+def models() -> list[ModelName]:
+    """The bundled model registry's names, for the model field's suggestions."""
+    try:
+        registry = default_registry()
+    except ModelRegistryError as exc:
+        raise ProblemError(503, "model-registry-unavailable", str(exc)) from exc
+    return [
+        ModelName(name=e.name, title=e.title, family=e.family, parameters=e.parameters)
+        for e in registry
+    ]
 
 
 def install(app: FastAPI) -> None:

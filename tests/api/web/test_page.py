@@ -151,7 +151,7 @@ def test_a_workload_typed_from_blank_is_what_the_api_gets(
     ("selector", "value", "field"),
     [
         ("#f-batch", "0", "batch_size"),
-        ("#f-layers", "-3", "model.architecture.layers"),
+        ("#f-layers", "-3", "model.architecture.transformer.layers"),  # a union tag inside
         ("#f-maxgpus", "two", "constraints.max_gpus"),
     ],
 )
@@ -365,3 +365,33 @@ def _example(served: Served, stem: str) -> dict[str, Any]:
     examples = httpx.get(served.url + "/web/examples.json").json()
     workload: dict[str, Any] = next(e["workload"] for e in examples if e["file"] == stem + ".yaml")
     return workload
+
+
+def test_a_registry_model_is_offered_and_sent_by_name(
+    served: Served, desktop: tuple[Any, Console]
+) -> None:
+    page, console = desktop
+    _open(page, served.url + "/")
+    names = httpx.get(served.url + "/web/models.json").json()
+    assert names
+    offered = page.eval_on_selector_all("#model-names option", "os => os.map(o => o.value)")
+    assert offered == [m["name"] for m in names]
+    page.select_option("#example", "")
+    page.fill("#f-name", "by-name")
+    page.fill("#f-model", "llama-3.1-8b")
+    page.fill("#f-batch", "1")
+    page.fill("#f-samples", "1000")
+    refused = _submit(page)  # a registry transformer needs the tokens of one sample
+    assert refused.status == 422
+    assert [e["field"] for e in refused.json()["errors"]] == ["(whole body)"]
+    shown = page.locator('.field-error[data-field="model.sequence_length"]')
+    shown.wait_for()
+    assert "tokens of one sample" in shown.inner_text()
+    assert page.get_attribute("#f-model-seq", "aria-invalid") == "true"
+    page.fill("#f-model-seq", "2048")
+    response = _submit(page)
+    assert response.status == 201, response.text()
+    sent = json.loads(response.request.post_data)["model"]
+    assert sent == {"name": "llama-3.1-8b", "sequence_length": 2048}
+    _assert_table_matches(page, response.json())
+    _no_blocking(console)

@@ -144,3 +144,15 @@ def test_landscape_is_a_boolean(client: TestClient) -> None:
     r = client.post("/v1/recommendations", json={**workload(), "landscape": "yes"})
     assert r.status_code == 422
     assert [e["field"] for e in r.json()["errors"]] == ["landscape"]
+
+
+def test_the_model_names_are_the_registry(client: TestClient) -> None:
+    from recommender.models.registry import default_registry
+
+    r = client.get("/web/models.json")
+    assert r.status_code == 200
+    served = r.json()
+    registry = list(default_registry())
+    assert registry
+    assert [m["name"] for m in served] == [e.name for e in registry]
+    assert all(m["parameters"] > 0 and m["title"] for m in served)

@@ -45,6 +45,17 @@
     });
   }
 
+  // The model registry's names as the model field's suggestions (the field takes any text).
+  async function loadModelNames() {
+    const r = await call("GET", "/web/models.json");
+    (r.ok && Array.isArray(r.doc) ? r.doc : []).forEach((m) => {
+      const o = document.createElement("option");
+      o.value = m.name;
+      o.label = `${m.title} (${RecChart.count(m.parameters)} parameters)`;
+      $("model-names").appendChild(o);
+    });
+  }
+
   function useExample(file) {
     const ex = examples.find((e) => e.file === file);
     $("example").value = ex ? ex.file : "";
@@ -299,7 +310,7 @@
     $("workload-form").addEventListener("submit", submit);
     $("example").addEventListener("change", (ev) => useExample(ev.target.value));
     $("f-profile").addEventListener("change", () => { $("profile-status").textContent = ""; });
-    await loadExamples();
+    await Promise.all([loadExamples(), loadModelNames()]);
     const shared = SHARED.exec(location.pathname);
     if (shared) await openShared(decodeURIComponent(shared[1]));
     else useExample(new URLSearchParams(location.search).get("example") || DEFAULT_EXAMPLE);

@@ -13,7 +13,9 @@
     W = Math.round(Math.max(MIN_W, Math.min(MAX_W, container.clientWidth || MAX_W)));
     H = height(W);
   }
-  const COMPONENTS = ["weights", "gradients", "optimizer", "activations", "kv_cache"];
+  // What a plan's memory_gb names (training: state and activations; serving: weights and KV
+  // cache); any other key is drawn as "other".
+  const COMPONENTS = ["state", "weights", "gradients", "optimizer", "activations", "kv_cache"];
 
   function el(name, attrs, parent) {
     const node = document.createElementNS(NS, name);
@@ -247,5 +249,11 @@
     return svg;
   }
 
-  window.RecChart = { scatter, memory, money, duration, offerText };
+  function count(n) {
+    const units = [[1e12, "T"], [1e9, "B"], [1e6, "M"], [1e3, "k"]];
+    const [size, suffix] = units.find(([u]) => n >= u) || [1, ""];
+    return (n / size).toPrecision(3).replace(/\.?0+$/, "") + suffix;
+  }
+
+  window.RecChart = { scatter, memory, money, duration, offerText, count };
 })();

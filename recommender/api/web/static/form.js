@@ -7,6 +7,8 @@
   const SUFFIX = { k: 1e3, m: 1e6, b: 1e9, t: 1e12 };
   // Request keys beside the workload (RecommendationRequest).
   const REQUEST_KEYS = ["objective", "top", "profile_id", "landscape"];
+  // "Value error, model.sequence_length: a transformer needs ..." names its field first.
+  const NAMED_IN_MESSAGE = /^(?:Value error, )?([a-z_]+(?:\.[a-z_]+)+):/;
 
   function form() { return document.getElementById("workload-form"); }
 
@@ -145,19 +147,34 @@
     box.textContent = "";
   }
 
-  function byPath(path) {
-    const sel = (attr) => form().querySelector(`[${attr}="${CSS.escape(path)}"]`);
-    return sel("data-path") || sel("data-alias");
+  function segments(path) {
+    return path.split(".").filter((p) => p && !/^\d+$/.test(p));
   }
 
-  // The element an error's dotted field belongs to: the field, else its nearest shown parent,
-  // else the extra-JSON box when that holds the key.
+  // Whether the segments of ``inner`` appear, in order, within ``outer`` (an error's field
+  // may carry a union tag the form's path does not: model.architecture.transformer.layers).
+  function within(inner, outer) {
+    let i = 0;
+    for (const part of outer) if (part === inner[i]) i++;
+    return i === inner.length;
+  }
+
+  // The element an error's dotted field belongs to: the form element whose path matches most
+  // of it (the field itself, else its nearest shown parent), else the extra-JSON box when that
+  // holds the key.
   function anchorFor(field) {
-    const parts = field.split(".").filter((p) => !/^\d+$/.test(p));
-    for (let n = parts.length; n > 0; n--) {
-      const el = byPath(parts.slice(0, n).join("."));
-      if (el) return el;
-    }
+    const parts = segments(field);
+    let best = null, bestLength = 0;
+    form().querySelectorAll("[data-path], [data-alias]").forEach((el) => {
+      [el.dataset.path, el.dataset.alias].filter(Boolean).forEach((path) => {
+        const own = segments(path);
+        if (own[0] === parts[0] && own.length > bestLength && within(own, parts)) {
+          best = el;
+          bestLength = own.length;
+        }
+      });
+    });
+    if (best) return best;
     const extra = document.getElementById("f-extra");
     try {
       if (parts.length && getPath(JSON.parse(extra.value || "{}"), parts[0]) !== undefined) {
@@ -174,7 +191,7 @@
     p.className = "field-error";
     p.id = "err-" + (++serial);
     p.dataset.field = field;
-    p.textContent = `${field}: ${message}`;
+    p.textContent = message;
     if (el.tagName === "FIELDSET") {
       const legend = el.querySelector("legend");
       legend.after(p);
@@ -189,19 +206,24 @@
     if (details) details.open = true;
   }
 
-  // Show each {field, message}; what no field holds goes to the form-level box.
+  // Show each {field, message}; what no field holds goes to the form-level box. A check
+  // across fields ("(whole body)") is placed at the field its message names first.
   function showErrors(errors, detail) {
     const box = document.getElementById("form-error");
     const general = [];
     let first = null;
     (errors || []).forEach((e) => {
-      const el = e.field && !e.field.startsWith("(whole") ? anchorFor(e.field) : null;
+      const message = (e.message || "").replace(/^Value error, /, "");
+      const whole = !e.field || e.field.startsWith("(whole");
+      const named = whole ? NAMED_IN_MESSAGE.exec(message) : null;
+      const field = named ? named[1] : whole ? "" : e.field;
+      const el = field ? anchorFor(field) : null;
+      const text = field && !message.startsWith(field + ":") ? `${field}: ${message}` : message;
       if (el) {
-        markField(el, e.field, e.message);
+        markField(el, field, text);
         first = first || el;
       } else {
-        general.push(e.field && !e.field.startsWith("(whole")
-          ? `${e.field}: ${e.message}` : e.message);
+        general.push(text);
       }
     });
     if (!errors || !errors.length) general.push(detail || "The request was refused.");
@@ -209,10 +231,10 @@
       box.textContent = general.join(" · ");
       box.hidden = false;
     }
-    const focus = first && first.tagName !== "FIELDSET" ? first : first
-      ? first.querySelector("input, select") : null;
+    const focus = first && first.tagName === "FIELDSET" ? first.querySelector("input, select")
+      : first;
     if (focus) focus.focus();
-    else if (general.length) box.focus && box.scrollIntoView({ block: "nearest" });
+    else if (general.length) box.scrollIntoView({ block: "nearest" });
   }
 
   window.RecForm = { fill, read, clearErrors, showErrors, parseSize };

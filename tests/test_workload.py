@@ -65,7 +65,10 @@ def test_impossible_values_name_the_field(patch: dict[str, object], field: str) 
 
 
 def test_model_needs_flops_or_architecture() -> None:
-    with pytest.raises(ValidationError, match="give flops_per_sample, a model name, an hf_config, or an architecture"):
+    with pytest.raises(
+        ValidationError,
+        match="give flops_per_sample, a model name, an hf_config, or an architecture",
+    ):
         Workload.model_validate({**BASE, "model": {"parameters": 1e9}})
 
 

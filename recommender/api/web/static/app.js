@@ -169,27 +169,36 @@
     return ul;
   }
 
-  // Keys this page does not know (a plan, a recipe, nodes): shown as they come.
-  function extras(obj, known) {
-    const keys = Object.keys(obj).filter((k) => !known.has(k) && obj[k] != null);
-    if (!keys.length) return null;
+  function shown(v) {
+    return v !== null && v !== undefined && !(Array.isArray(v) && !v.length) &&
+      !(typeof v === "object" && !Array.isArray(v) && !Object.keys(v).length);
+  }
+
+  // A value as a definition list: nested objects nest, lists of scalars join, nulls drop.
+  function describe(obj, keys) {
     const dl = document.createElement("dl");
     dl.className = "extra";
-    keys.forEach((k) => {
+    keys.filter((k) => shown(obj[k])).forEach((k) => {
       const dt = document.createElement("dt");
       dt.textContent = k;
       const dd = document.createElement("dd");
       const v = obj[k];
-      if (typeof v === "object") {
-        const pre = document.createElement("pre");
-        pre.textContent = JSON.stringify(v, null, 2);
-        dd.appendChild(pre);
+      if (Array.isArray(v) && v.every((x) => typeof x !== "object")) {
+        dd.textContent = v.join(", ");
+      } else if (typeof v === "object") {
+        dd.appendChild(describe(v, Object.keys(v)));
       } else {
         dd.textContent = String(v);
       }
       dl.append(dt, dd);
     });
     return dl;
+  }
+
+  // Keys this page does not know (a plan, a recipe, nodes): shown as they come.
+  function extras(obj, known) {
+    const keys = Object.keys(obj).filter((k) => !known.has(k) && shown(obj[k]));
+    return keys.length ? describe(obj, keys) : null;
   }
 
   function explanation(pick) {

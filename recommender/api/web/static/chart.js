@@ -216,7 +216,12 @@
       "aria-label": "Memory per GPU of each pick" }, container);
     const g = el("g", { class: "legend" }, svg);
     let lx = narrow ? 4 : left, ly = 4;
-    [...COMPONENTS, "usable"].forEach((name) => {
+    const present = new Set(rows.flatMap((p) => Object.keys(p.memory.components_gb || {})));
+    const drawn = COMPONENTS.filter((c) => present.has(c));
+    const unnamed = rows.some((p) => p.memory.needed_gb > 0.01 +
+      Object.values(p.memory.components_gb || {}).reduce((a, b) => a + b, 0));
+    if (unnamed || [...present].some((c) => !COMPONENTS.includes(c))) drawn.push("other");
+    [...drawn, "usable"].forEach((name) => {
       const width = 22 + name.length * 7;
       if (lx + width > W) { lx = 4; ly += 18; }
       el("rect", { class: name === "usable" ? "room" : `bar ${name}`, x: lx, y: ly,

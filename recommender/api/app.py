@@ -41,6 +41,7 @@ from recommender.api.routers import (
     recommendations,
 )
 from recommender.api.schemas import BODY_MODELS
+from recommender.api.web import install as install_web
 from recommender.settings import Settings
 from recommender.store import Database, upgrade
 
@@ -205,6 +206,7 @@ def create_app(settings: Settings) -> FastAPI:
         v1 = {"dependencies": [Depends(require_key)], "responses": problem_responses(401, 503)}
     for module in (recommendations, predictions, catalog, profiles, admin):
         app.include_router(module.router, **v1)
+    install_web(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=services.metrics)
     _install_openapi(app)

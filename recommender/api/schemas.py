@@ -39,6 +39,14 @@ __all__ = [
 QueryText = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^\x00]+$")]
 
 
+def _workload_of(request: Workload) -> Workload:
+    """The workload part of a request, from its validated parts as they are: dumping and
+    validating again would meet a model resolved by name (``name`` and the registry's
+    ``architecture`` both set) as a model that gives two of them."""
+    given = set(Workload.model_fields) & request.model_fields_set
+    return Workload.model_validate({name: getattr(request, name) for name in given})
+
+
 class RecommendationRequest(Workload):
     """A workload (the public contract) plus how to rank and how many picks to return."""
 
@@ -47,11 +55,22 @@ class RecommendationRequest(Workload):
     profile_id: uuid.UUID | None = Field(
         default=None, description="A stored probe profile to calibrate predictions with."
     )
+    landscape: bool = Field(
+        default=False,
+        description="Also return every feasible offer's cost and time (the web page's chart).",
+    )
 
     def workload(self) -> Workload:
-        return Workload.model_validate(
-            self.model_dump(exclude={"objective", "top", "profile_id"}, exclude_unset=True)
-        )
+        return _workload_of(self)
+
+    def as_sent(self) -> dict[str, Any]:
+        """The request as the client wrote it: a model given by name or ``hf_config`` without
+        the architecture resolved from it (so the stored request can be sent again)."""
+        out: dict[str, Any] = self.model_dump(mode="json", exclude_unset=True)
+        model = out.get("model", {})
+        if model.get("name") is not None or model.get("hf_config") is not None:
+            model.pop("architecture", None)
+        return out
 
 
 class PredictionRequest(Workload):
@@ -64,9 +83,7 @@ class PredictionRequest(Workload):
     )
 
     def workload(self) -> Workload:
-        return Workload.model_validate(
-            self.model_dump(exclude={"accelerator", "gpus", "profile_id"}, exclude_unset=True)
-        )
+        return _workload_of(self)
 
 
 class StoredRecommendation(Recommendation):

@@ -12,7 +12,15 @@ from recommender.scoring.explain import bottleneck_advice, limit_text
 from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Predictions
 from recommender.scoring.rank import Ranking, config_keys
-from recommender.scoring.results import Alternative, Cost, Objective, Pick, Plan, Predicted
+from recommender.scoring.results import (
+    Alternative,
+    Cost,
+    MemoryFit,
+    Objective,
+    Pick,
+    Plan,
+    Predicted,
+)
 
 __all__ = ["VENDOR_CAVEATS", "build_pick", "general_advice"]
 
@@ -128,6 +136,20 @@ def _alt(relation: str, row: int, t: OffersTable, c: Costs, r: Ranking) -> Alter
     )
 
 
+def _memory_fit(row: int, t: OffersTable, p: Predictions, plan: Plan | None) -> MemoryFit:
+    """Memory per GPU of the placement on ``row`` under its plan (every pick fits), in the
+    shape ``predict`` returns."""
+    need = float(p.need_bytes[row])
+    room = usable_bytes(t.accelerators[int(t.acc[row])].memory_gb)
+    return MemoryFit(
+        fits=bool(p.fits[row]),
+        needed_gb=round(need / GB, 2),
+        available_gb=round(room / GB, 2),
+        shortfall_gb=round(max(need - room, 0.0) / GB, 2),
+        components_gb=plan.memory_gb if plan is not None else {},
+    )
+
+
 def build_pick(
     rank_no: int,
     row: int,
@@ -186,6 +208,7 @@ def build_pick(
         alternatives=_alternatives(row, t, c, r),
         pareto_optimal=row in r.pareto,
         plan=plan,
+        memory=_memory_fit(row, t, p, plan),
     )
 
 

@@ -12,6 +12,7 @@ from recommender.scoring.classes import search_mask, workload_class
 from recommender.scoring.cost import Costs, costs_of
 from recommender.scoring.edge import recommend_edge
 from recommender.scoring.engine import Context, context, offer_rows
+from recommender.scoring.landscape import landscape as landscape_of
 from recommender.scoring.picks import build_pick, general_advice
 from recommender.scoring.predict import Predictions
 from recommender.scoring.rank import Ranking, rank
@@ -53,8 +54,12 @@ def recommend(
     top: int = 5,
     profile: Profile | None = None,
     calibration: Calibration | None = None,
+    landscape: bool = False,
 ) -> Recommendation:
-    """Rank every catalog offer (or edge device) for ``workload``; best ``top`` picks first."""
+    """Rank every catalog offer (or edge device) for ``workload``; best ``top`` picks first.
+
+    ``landscape``: also return every feasible offer's cost and time (not for edge devices).
+    """
     from recommender.workload import Workload
 
     w = workload if isinstance(workload, Workload) else Workload.model_validate(workload)
@@ -85,4 +90,5 @@ def recommend(
         offers_feasible=int(np.count_nonzero(r.feasible)),
         pareto=[pk.rank for pk in picks if pk.pareto_optimal],
         excluded=excluded,
+        landscape=landscape_of(w, sub, p, r) if landscape else None,
     )

@@ -16,8 +16,10 @@ __all__ = [
     "Bottleneck",
     "Breakdown",
     "Cost",
+    "Landscape",
     "MemoryFit",
     "Objective",
+    "OfferPoint",
     "Pick",
     "Plan",
     "Predicted",
@@ -161,6 +163,37 @@ class Pick(_Out):
     alternatives: list[Alternative] = Field(default_factory=list)
     pareto_optimal: bool = False
     plan: Plan | None = None
+    memory: MemoryFit | None = Field(
+        default=None,
+        description="Memory per GPU of this placement under its plan (components: the "
+        "plan's memory_gb) against what a workload can use of the accelerator.",
+    )
+
+
+class OfferPoint(_Out):
+    """One feasible offer as the cost-vs-time chart plots it (the ranking's cost and time)."""
+
+    cloud: str
+    region: str | None
+    instance_type: str
+    accelerator: str
+    gpus: int
+    pricing: str
+    price_per_hour: float
+    cost_usd: float = Field(description="The ranking's cost (see Landscape.cost_label).")
+    time_s: float = Field(description="The ranking's time in seconds (Landscape.time_label).")
+    bottleneck: Bottleneck
+    pareto_optimal: bool = Field(description="On the cost/time frontier of every feasible offer.")
+    rank: int | None = Field(default=None, description="The pick's rank, when it is a pick.")
+
+
+class Landscape(_Out):
+    """Every feasible offer's predicted cost and time, for the cost-vs-time picture."""
+
+    cost_label: str
+    time_label: str
+    points: list[OfferPoint]
+    omitted: int = Field(default=0, description="Feasible offers left out past the cap.")
 
 
 class Recommendation(_Out):
@@ -178,4 +211,7 @@ class Recommendation(_Out):
     )
     excluded: dict[str, int] = Field(
         default_factory=dict, description="Why offers were ruled out, with counts."
+    )
+    landscape: Landscape | None = Field(
+        default=None, description="Every feasible offer's cost and time, when asked for."
     )

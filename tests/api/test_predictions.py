@@ -37,3 +37,11 @@ def test_missing_accelerator_and_bad_gpus(client: TestClient) -> None:
     assert_problem(client.post("/v1/predictions", json=workload()), 422, "accelerator")
     r = client.post("/v1/predictions", json={**workload(), "accelerator": "L4", "gpus": 0})
     assert_problem(r, 422, "gpus")
+
+
+def test_a_model_named_from_the_registry_is_predicted(client: TestClient) -> None:
+    named = {"name": "llama-3.1-8b", "sequence_length": 2048}
+    body = {**workload(model=named, batch_size=1), "accelerator": "A100-80GB", "gpus": 8}
+    r = client.post("/v1/predictions", json=body)
+    assert r.status_code == 200, r.text
+    assert r.json()["throughput"] > 0

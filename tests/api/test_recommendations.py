@@ -115,11 +115,12 @@ def test_nul_and_non_finite_values_are_refused(client: TestClient) -> None:
     r = client.post(
         "/v1/recommendations",
         content=b'{"name": "n", "kind": "inference", "model": '
-        b'{"parameters": Infinity, "flops_per_sample": 1e9}}',
+        b'{"parameters": 1e9, "flops_per_sample": 1e9}, "targets": {"budget_usd": Infinity}}',
         headers={"content-type": "application/json"},
     )
-    body = assert_problem(r, 422, "model.parameters")
-    assert "finite" in body["detail"]
+    # (model.parameters now has an upper bound, which refuses Infinity before this check)
+    body = assert_problem(r, 422, "targets.budget_usd")
+    assert "must be finite" in body["detail"]
 
 
 def test_profile_id_calibrates_and_is_kept(
@@ -137,3 +138,12 @@ def test_profile_id_calibrates_and_is_kept(
 def test_unknown_profile_id_is_422_naming_it(client: TestClient) -> None:
     r = client.post("/v1/recommendations", json={**workload(), "profile_id": str(uuid.uuid4())})
     assert_problem(r, 422, "profile_id")
+
+
+def test_a_model_named_from_the_registry_is_accepted(client: TestClient) -> None:
+    """The request's model resolves by name once; the workload taken from it is not
+    re-validated as a model giving both a name and an architecture (that was a 500)."""
+    named = {"name": "llama-3.1-8b", "sequence_length": 2048}
+    r = client.post("/v1/recommendations", json=workload(model=named, batch_size=1))
+    assert r.status_code == 201, r.text
+    assert r.json()["request"]["model"] == named

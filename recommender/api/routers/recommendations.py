@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Response
 
@@ -52,13 +52,18 @@ def create_recommendation(
     workload = body.workload()
     try:
         rec = recommend(
-            workload, catalog=catalog, objective=body.objective, top=body.top, profile=profile
+            workload,
+            catalog=catalog,
+            objective=body.objective,
+            top=body.top,
+            profile=profile,
+            landscape=body.landscape,
         )
     except UnknownAcceleratorError as exc:
         raise unknown_accelerator(exc, field=accelerator_field(workload, exc.name)) from exc
     except (ValueError, ArithmeticError) as exc:
         raise unusable_request(exc) from exc
-    request: dict[str, Any] = body.model_dump(mode="json", exclude_unset=True)
+    request = body.as_sent()
     with services.db.session() as session:
         row = add_recommendation(
             session,

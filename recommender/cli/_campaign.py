@@ -52,6 +52,7 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 GPU_RESOURCE = "nvidia.com/gpu"  # NVIDIA's device plugin
 WORKLOAD_MOUNT = "/code"  # a file workload's ConfigMap, mounted here (the working directory)
 SCRATCH_MOUNT = "/data"  # the node disk the probe measures (--scratch-dir)
+PROBE_WORKDIR = "/work"  # the probe image's working directory (deploy/probe/Dockerfile)
 # A Job may run this long past the probe's own budget (image pull, CUDA start-up, upload).
 JOB_SLACK_S = 900
 # How long a finished Job (and its logs) is kept: one day.
@@ -177,6 +178,25 @@ def _probe_args(opts: PlanOptions, *, post_to: str, scratch: str | None) -> list
     return [*args, "--format", "json", "--post-to", post_to]
 
 
+def _docker_run(opts: PlanOptions) -> str:
+    """The probe container as the task's command (SkyPilot's VM images bring Docker and the
+    NVIDIA runtime). ``-e NAME`` hands a variable over by name: the key is never written."""
+    forwarded = " ".join(f"-e {name}" for name in (API_KEY_ENV, CLOUD_ENV, INSTANCE_TYPE_ENV))
+    probe = [
+        "--workload",
+        shlex.quote(opts.probe_workload),
+        "--seconds",
+        f"{opts.seconds:g}",
+        "--output",
+        f"{PROBE_WORKDIR}/probe-profile.json",
+        "--post-to",
+        f'"${POST_TO_ENV}"',
+    ]
+    # The task's directory (~/sky_workdir, with a file workload) is the probe's working one.
+    mount = f'-v "$PWD:{PROBE_WORKDIR}"'
+    return f"docker run --rm --gpus all {forwarded} {mount} {opts.image} " + " ".join(probe)
+
+
 def skypilot_task(c: Candidate, opts: PlanOptions) -> dict[str, Any]:
     """A SkyPilot task YAML document (``sky launch --secret RECOMMENDER_API_KEY task.yaml``)."""
     resources: dict[str, Any] = {
@@ -185,13 +205,12 @@ def skypilot_task(c: Candidate, opts: PlanOptions) -> dict[str, Any]:
         "instance_type": c.instance_type,
         "accelerators": {c.accelerator_skypilot: c.gpus},
         "use_spot": c.spot,
-        "image_id": f"docker:{opts.image}",
     }
     task: dict[str, Any] = {"name": c.name, "resources": resources}
     if c.nodes > 1:
         task["num_nodes"] = c.nodes
     if opts.workload_file:
-        # Synced to ~/sky_workdir, where `run` starts: the probe finds the file by name.
+        # Synced to ~/sky_workdir, where `run` starts, and mounted into the container there.
         task["workdir"] = str(PurePosixPath(opts.workload_file).parent)
     task["envs"] = {
         POST_TO_ENV: opts.post_to,
@@ -201,10 +220,7 @@ def skypilot_task(c: Candidate, opts: PlanOptions) -> dict[str, Any]:
     # A secret's value is given at launch (--secret NAME takes it from the environment);
     # SkyPilot keeps it out of logs and the dashboard.
     task["secrets"] = {API_KEY_ENV: None}
-    task["run"] = (
-        f"recommender probe --workload {shlex.quote(opts.probe_workload)} "
-        f'--seconds {opts.seconds:g} --output probe-profile.json --post-to "${POST_TO_ENV}"'
-    )
+    task["run"] = _docker_run(opts)
     return task
 
 

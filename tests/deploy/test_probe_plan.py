@@ -30,6 +30,7 @@ from recommender.workload import load_workload
 from tests.deploy.conftest import KUBERNETES_VERSION, PROBE_IMAGE, REPO, cli_options
 
 EXAMPLES = REPO / "examples"
+PROBE_DOCKERFILE = REPO / "deploy" / "probe" / "Dockerfile"
 WORKLOAD = EXAMPLES / "llm-finetune.yaml"
 SERVICE = "https://recommender.example.com"
 SECRET = "sk-test-never-in-a-file"
@@ -98,11 +99,17 @@ def _docs(out: Path, campaign: dict[str, Any]) -> list[dict[str, Any]]:
     return docs
 
 
-def _probe_command(run: str) -> list[str]:
+def _probe_command(run: str, image: str) -> list[str]:
+    """The probe's arguments in a task's ``docker run ... IMAGE ARGS`` command."""
     words = shlex.split(run)
-    assert words[:2] == ["recommender", "probe"]
-    assert {w for w in words if w.startswith("--")} <= cli_options("probe")
-    return words
+    assert words[:5] == ["docker", "run", "--rm", "--gpus", "all"]
+    forwarded = [words[i + 1] for i, w in enumerate(words) if w == "-e"]
+    assert forwarded == ["RECOMMENDER_API_KEY", "RECOMMENDER_CLOUD", "RECOMMENDER_INSTANCE_TYPE"]
+    mount = words[words.index("-v") + 1]
+    assert mount == "$PWD:/work" and "WORKDIR /work" in PROBE_DOCKERFILE.read_text()
+    probe = words[words.index(image) + 1 :]
+    assert {w for w in probe if w.startswith("--")} <= cli_options("probe")
+    return probe
 
 
 def test_skypilot_tasks_for_the_top_distinct_instance_types(
@@ -127,11 +134,10 @@ def test_skypilot_tasks_for_the_top_distinct_instance_types(
         accel = catalog.accelerator(c["accelerator"])
         assert res["accelerators"] == {accel.skypilot_name or accel.id: c["gpus"]}
         assert res["use_spot"] is c["spot"]
-        assert res["image_id"] == f"docker:{PROBE_IMAGE}:0.1.0"
         assert "num_nodes" not in task  # single-node plans
         assert task["envs"]["RECOMMENDER_INSTANCE_TYPE"] == c["instance_type"]
         assert task["secrets"] == {"RECOMMENDER_API_KEY": None}
-        words = _probe_command(task["run"])
+        words = _probe_command(task["run"], f"{PROBE_IMAGE}:0.1.0")
         assert words[words.index("--post-to") + 1] == "$RECOMMENDER_POST_TO"
         assert task["envs"]["RECOMMENDER_POST_TO"] == SERVICE
 
@@ -276,3 +282,17 @@ def test_skypilot_parses_the_tasks(tmp_path: Path) -> None:
         name, nodes, cloud, region, itype, spot = line.split()
         assert (name, nodes, region, itype) == (c["name"], "1", c["region"], c["instance_type"])
         assert cloud.lower() == c["cloud"] and spot == str(c["spot"])
+
+
+def test_a_file_workload_is_synced_as_the_workdir_and_run_by_name(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "train.py").write_text("def make_workload(device):\n    raise NotImplementedError\n")
+    args = ["--top", "1", "--probe-workload", f"{code / 'train.py'}:make_workload"]
+    out, campaign = _plan(tmp_path, *args)
+    (task,) = _docs(out, campaign)
+    SKY.validate(task)
+    assert Path(task["workdir"]) == code.resolve()
+    probe = _probe_command(task["run"], f"{PROBE_IMAGE}:0.1.0")
+    assert probe[probe.index("--workload") + 1] == "train.py:make_workload"
+    assert probe[probe.index("--output") + 1].startswith("/work/")

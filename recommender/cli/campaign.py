@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 
 __all__ = ["CandidateStatus", "campaign_app", "candidate_status", "status"]
 
-campaign_app = typer.Typer(help="Probe campaigns planned with `recommender probe-plan`.")
+campaign_app = typer.Typer(
+    help="Probe campaigns planned with `recommender probe-plan`.", no_args_is_help=True
+)
 app.add_typer(campaign_app, name="campaign")
 
 # Profiles fetched per candidate: a campaign posts one per node, reruns add a few more.

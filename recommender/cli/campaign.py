@@ -1,8 +1,8 @@
 """``recommender campaign status``: which candidates of a probe campaign have reported.
 
 Reads the ``campaign.json`` that ``recommender probe-plan --output-dir`` wrote and asks the
-service (``GET /v1/profiles?machine=INSTANCE_TYPE&workload=PROBE_WORKLOAD``) for the
-profiles each candidate posted since the campaign was planned. httpx is imported only here.
+service (``GET /v1/profiles?machine=INSTANCE_TYPE``) for the profiles each candidate posted
+since the campaign was planned with the campaign's probe workload. httpx is imported only here.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ campaign_app = typer.Typer(
 )
 app.add_typer(campaign_app, name="campaign")
 
-# Profiles fetched per candidate: a campaign posts one per node, reruns add a few more.
-PROFILES_PER_CANDIDATE = 100
+# Profiles fetched per instance type, newest first (the service's page limit): a campaign
+# posts one per node, and other campaigns' profiles of the same type come mixed in.
+PROFILES_PER_MACHINE = 500
 TIMEOUT_S = 10.0
 
 
@@ -44,6 +45,7 @@ class CandidateStatus(BaseModel):
     nodes: int
     reported: bool
     profiles: int
+    without_workload: int = 0
     latest_profile_id: str | None = None
     latest_received_at: dt.datetime | None = None
     bound: str | None = None
@@ -66,11 +68,7 @@ def _read(path: Path) -> Campaign:
 def _page(client: httpx.Client, campaign: Campaign, c: Candidate) -> list[dict[str, Any]]:
     import httpx
 
-    params: dict[str, str | int] = {
-        "machine": c.instance_type,
-        "workload": campaign.probe_workload,
-        "limit": PROFILES_PER_CANDIDATE,
-    }
+    params: dict[str, str | int] = {"machine": c.instance_type, "limit": PROFILES_PER_MACHINE}
     try:
         response = client.get("/v1/profiles", params=params)
     except httpx.HTTPError as exc:
@@ -90,12 +88,15 @@ def _received(profile: dict[str, Any]) -> dt.datetime:
 
 def candidate_status(client: httpx.Client, campaign: Campaign, c: Candidate) -> CandidateStatus:
     """What the service holds for one candidate: profiles of its instance type (and cloud)
-    running the campaign's probe workload, received since the campaign was planned."""
-    mine = [
+    received since the campaign was planned, running the campaign's probe workload; those
+    with no workload at all (it failed, or ran out of time) are counted apart."""
+    since = [
         p
         for p in _page(client, campaign, c)
         if _received(p) >= campaign.created_at and p.get("cloud") in (None, c.cloud)
     ]
+    wanted = campaign.probe_workload.lower()
+    mine = [p for p in since if (p.get("workload") or "").lower() == wanted]
     latest = mine[0] if mine else None  # the service lists newest first
     return CandidateStatus(
         rank=c.rank,
@@ -107,6 +108,7 @@ def candidate_status(client: httpx.Client, campaign: Campaign, c: Candidate) -> 
         nodes=c.nodes,
         reported=bool(mine),
         profiles=len(mine),
+        without_workload=sum(not p.get("workload") for p in since),
         latest_profile_id=latest["id"] if latest else None,
         latest_received_at=_received(latest) if latest else None,
         bound=latest.get("bound") if latest else None,
@@ -118,6 +120,12 @@ def _client(base_url: str, api_key: str | None) -> httpx.Client:
 
     headers = {"X-API-Key": api_key} if api_key else {}
     return httpx.Client(base_url=base_url, headers=headers, timeout=TIMEOUT_S)
+
+
+def _state(r: CandidateStatus) -> str:
+    if r.reported:
+        return "yes"
+    return f"{r.without_workload} without workload" if r.without_workload else "waiting"
 
 
 def _print(campaign: Campaign, rows: list[CandidateStatus]) -> None:
@@ -133,7 +141,7 @@ def _print(campaign: Campaign, rows: list[CandidateStatus]) -> None:
             r.region or "-",
             r.instance_type,
             f"{r.gpus} x {r.accelerator}",
-            "yes" if r.reported else "waiting",
+            _state(r),
             r.profiles,
             r.bound or "-",
             r.latest_profile_id or "-",
@@ -186,6 +194,10 @@ def status(
         _print(campaign, rows)
         if not all(r.reported for r in rows):
             out.print(
-                escape("waiting: a probe posts when it finishes (about --seconds after start)"),
+                escape(
+                    "waiting: a probe posts when it finishes (about --seconds after start); "
+                    "a profile without workload says why in its diagnoses "
+                    "(GET /v1/profiles/{id})"
+                ),
                 highlight=False,
             )

@@ -41,13 +41,16 @@ def plan(tmp_path: Path) -> Path:
     return out / "campaign.json"
 
 
-def _post(client: TestClient, instance_type: str, cloud: str, workload: str) -> str:
+def _post(client: TestClient, instance_type: str, cloud: str, workload: str | None) -> str:
     services = client.app.state.services  # type: ignore[attr-defined]
     with services.db.session() as session:
         key = create_key(session, "probes").key
     doc: dict[str, Any] = json.loads(PROFILE.read_text())
     doc["machine"] |= {"instance_type": instance_type, "cloud": cloud}
-    doc["workload"]["name"] = workload
+    if workload is None:
+        doc["workload"] = None  # the probe could not run it
+    else:
+        doc["workload"]["name"] = workload
     response = client.post("/v1/profiles", json=doc, headers={"X-API-Key": key})
     assert response.status_code == 201, response.text
     profile_id: str = response.json()["id"]
@@ -94,6 +97,19 @@ def test_table_says_how_many_reported(
     result = _status(monkeypatch, service, plan)
     assert result.exit_code == 0, result.output
     assert "0 of 2 reported" in result.stdout and "waiting" in result.stdout
+
+
+def test_a_profile_without_the_workload_is_counted_apart(
+    service: TestClient, plan: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = json.loads(plan.read_text())["candidates"][0]
+    _post(service, first["instance_type"], first["cloud"], None)
+    result = _status(monkeypatch, service, plan, "--format", "json")
+    assert result.exit_code == 0, result.output
+    one = json.loads(result.stdout)["candidates"][0]
+    assert (one["reported"], one["profiles"], one["without_workload"]) == (False, 0, 1)
+    table = _status(monkeypatch, service, plan)
+    assert "1 without workload" in table.stdout
 
 
 def test_profiles_from_before_the_campaign_do_not_count(

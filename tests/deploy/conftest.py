@@ -61,10 +61,8 @@ def dockerfile(path: Path) -> list[Instruction]:
     pending = ""
     for raw in path.read_text().splitlines():
         line = raw.strip()
-        if not line or (line.startswith("#") and not pending):
-            continue
-        if line.startswith("#"):
-            continue
+        if not line or line.startswith("#"):
+            continue  # (a comment line inside a continued instruction is skipped too)
         if line.endswith("\\"):
             pending += line[:-1] + " "
             continue

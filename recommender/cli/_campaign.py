@@ -127,9 +127,13 @@ def task_name(rank: int, instance_type: str) -> str:
 
 
 def _nodes(pick: Pick) -> int:
-    """The pick's node count, where the plan has one (multi-node plans), else 1."""
-    nodes = getattr(pick, "nodes", None)
-    return nodes if isinstance(nodes, int) and nodes > 1 else 1
+    """The pick's node count (a ``nodes`` field on the pick or on its plan, where multi-node
+    plans have one), else 1."""
+    for holder in (pick, getattr(pick, "plan", None)):
+        nodes = getattr(holder, "nodes", None)
+        if isinstance(nodes, int) and nodes > 1:
+            return nodes
+    return 1
 
 
 def candidates(

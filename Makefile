@@ -51,8 +51,7 @@ lock: $(VENV)/.test-deps
 
 # kustomize reads no file above its directory: the catalogs ConfigMap is generated from a copy.
 k8s-catalogs:
-	mkdir -p deploy/k8s/base/catalogs
-	cp catalogs/*.yaml deploy/k8s/base/catalogs/
+	deploy/k8s/fill-catalogs.sh catalogs deploy/k8s/base/catalogs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -103,12 +103,12 @@ def yaml_documents(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="session")
 def k8s_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """deploy/k8s copied with its catalogs filled in, as `make k8s-catalogs` does."""
+    """deploy/k8s copied with its catalogs filled in by `make k8s-catalogs`'s script."""
     root = tmp_path_factory.mktemp("k8s") / "k8s"
     shutil.copytree(DEPLOY / "k8s", root, ignore=shutil.ignore_patterns("catalogs"))
-    (root / "base" / "catalogs").mkdir()
-    for f in (REPO / "catalogs").glob("*.yaml"):
-        shutil.copy(f, root / "base" / "catalogs" / f.name)
+    script = DEPLOY / "k8s" / "fill-catalogs.sh"
+    dest = root / "base" / "catalogs"
+    subprocess.run([script, REPO / "catalogs", dest], check=True, timeout=60)
     return root
 
 

@@ -30,6 +30,9 @@ from tests.deploy.conftest import (
 
 PROBE_JOB = DEPLOY / "k8s" / "probe" / "job.yaml"
 CATALOG_FILES = sorted(p.name for p in (REPO / "catalogs").glob("*.yaml"))
+# "The data stored in a ConfigMap cannot exceed 1 MiB"
+# (https://kubernetes.io/docs/concepts/configuration/configmap/).
+CONFIGMAP_MAX_BYTES = 1 << 20
 
 
 def _pod(doc: dict[str, Any]) -> dict[str, Any]:
@@ -149,6 +152,8 @@ def test_catalogs_configmap_is_mounted_where_the_service_reads(base: list[dict[s
     assert cm["metadata"]["name"] == "recommender-catalogs"  # fixed: the CronJob updates it
     assert sorted(cm["data"]) == CATALOG_FILES
     assert cm["data"]["accelerators.yaml"] == (REPO / "catalogs" / "accelerators.yaml").read_text()
+    size_bytes = sum(len(k) + len(v.encode()) for k, v in cm["data"].items())
+    assert size_bytes < CONFIGMAP_MAX_BYTES, f"the catalogs outgrew one ConfigMap: {size_bytes} B"
     pod = _pod(one(base, "Deployment"))
     (volume,) = [v for v in pod["volumes"] if v.get("configMap")]
     assert volume["configMap"]["name"] == cm["metadata"]["name"]

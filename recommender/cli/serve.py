@@ -122,7 +122,9 @@ def serve(
     from recommender.api import create_app
 
     settings = settings_or_exit(database_url=database_url, catalog_dir=catalog_dir)
-    open_database(settings).dispose()
+    # RECOMMENDER_AUTO_MIGRATE=false: a separate `recommender db upgrade` (compose's one-shot
+    # service, Kubernetes' init container) owns the schema; serving never changes it.
+    open_database(settings, migrate=settings.auto_migrate).dispose()
     err.print(
         f"Serving on http://{host}:{port} (docs at /docs), database "
         f"{settings.database_url.split('://', 1)[0]}, catalog {settings.resolved_catalog_dir}",

@@ -93,6 +93,8 @@ class OfferOut(BaseModel):
     local_disk_gb: float
     pricing: Literal["on-demand", "spot"]
     price_per_hour: float
+    gpu_fraction: float = Field(default=1.0, description="Share of one device (AWS g6f: 0.125).")
+    arch: Literal["x86_64", "arm64"] = "x86_64"
 
 
 class _Page(BaseModel):

@@ -3,7 +3,8 @@
 Columns are numpy arrays so that scoring filters and predicts over every offer of every
 cloud at once. Strings (cloud, region, instance type, accelerator) are stored as small
 integer codes into a tuple of names; accelerator spec columns are gathered per row so that
-vectorised formulas need no per-row lookups.
+vectorised formulas need no per-row lookups. A fractional GPU (AWS g6f: 1/8 of an L4) is one
+device whose memory, bandwidth and peak columns are its share of the whole device's.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ class Offer:
     local_disk_gb: float
     pricing: Pricing
     price_per_hour: float
+    gpu_fraction: float = 1.0
+    arch: str = "x86_64"
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -70,6 +73,8 @@ class OffersTable:
     local_disk_gb: FloatArray
     spot: BoolArray
     price: FloatArray
+    gpu_fraction: FloatArray  # 1.0, or the share of one device (gpus is then 1)
+    arm64: BoolArray  # host CPU architecture: arm64 (True) or x86_64
 
     # Per-row accelerator specs, gathered from ``accelerators`` by ``acc``.
     gpu_memory_gb: FloatArray
@@ -162,6 +167,8 @@ class OffersTable:
             local_disk_gb=float(self.local_disk_gb[i]),
             pricing="spot" if bool(self.spot[i]) else "on-demand",
             price_per_hour=float(self.price[i]),
+            gpu_fraction=float(self.gpu_fraction[i]),
+            arch="arm64" if bool(self.arm64[i]) else "x86_64",
         )
 
     def offers(self, index: Iterable[int] | None = None) -> list[Offer]:
@@ -189,7 +196,9 @@ def build_offers(
     (the integrity checks report them)."""
     acc_index = {a.id: i for i, a in enumerate(accelerators)}
     cloud_i, region_i, family_i, instance_i = _Interner(), _Interner(), _Interner(), _Interner()
-    rows: list[tuple[int, int, int, int, int, int, float, float, float, bool, float]] = []
+    rows: list[
+        tuple[int, int, int, int, int, int, float, float, float, float, bool, bool, float]
+    ] = []
     for cat in clouds:
         c = cloud_i(cat.cloud)
         for fam in cat.families:
@@ -211,20 +220,27 @@ def build_offers(
                         inst.vcpus,
                         inst.memory_gib,
                         inst.local_disk_gb,
+                        inst.gpu_fraction or 1.0,
+                        inst.arch == "arm64",
                     )
                     if p.on_demand is not None:
                         rows.append((*base, False, p.on_demand))
                     if p.spot is not None:
                         rows.append((*base, True, p.spot))
-    cols = list(zip(*rows, strict=True)) if rows else [()] * 11
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 13
     acc = np.array(cols[4], dtype=np.int32)
     gpus = np.array(cols[5], dtype=np.int32)
+    fraction = np.array(cols[9], dtype=np.float64)
 
     def spec(values: Sequence[float]) -> FloatArray:
         return np.asarray(values, dtype=np.float64)[acc] if len(acc) else np.zeros(0)
 
+    def share(values: Sequence[float]) -> FloatArray:
+        return spec(values) * fraction
+
     peak = {
-        prec: spec([a.peak_tflops.get(prec) or np.nan for a in accelerators]) for prec in PRECISIONS
+        prec: share([a.peak_tflops.get(prec) or np.nan for a in accelerators])
+        for prec in PRECISIONS
     }
     return OffersTable(
         cloud_names=tuple(cloud_i.names),
@@ -241,10 +257,12 @@ def build_offers(
         vcpus=np.array(cols[6], dtype=np.float64),
         memory_gib=np.array(cols[7], dtype=np.float64),
         local_disk_gb=np.array(cols[8], dtype=np.float64),
-        spot=np.array(cols[9], dtype=bool),
-        price=np.array(cols[10], dtype=np.float64),
-        gpu_memory_gb=spec([a.memory_gb for a in accelerators]),
-        gpu_bandwidth_gbs=spec([a.memory_bandwidth_gbs for a in accelerators]),
+        spot=np.array(cols[11], dtype=bool),
+        price=np.array(cols[12], dtype=np.float64),
+        gpu_fraction=fraction,
+        arm64=np.array(cols[10], dtype=bool),
+        gpu_memory_gb=share([a.memory_gb for a in accelerators]),
+        gpu_bandwidth_gbs=share([a.memory_bandwidth_gbs for a in accelerators]),
         host_link_gbs=spec([a.host_link.gbs_per_direction for a in accelerators]),
         nvlink_gbs=spec([a.nvlink_gbs or 0.0 for a in accelerators]),
         peak_tflops=peak,

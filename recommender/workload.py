@@ -179,6 +179,12 @@ class Constraints(_Model):
         "false (default): on-demand only, since spot can be reclaimed at any time.",
     )
     spot_only: bool = False
+    purchase: list[Literal["on-demand", "spot", "reservation"]] | None = Field(
+        default=None,
+        description="How offers may be bought: on-demand, spot, reservation (a list price "
+        "the cloud sells only through a reservation or committed use, e.g. GCP A4). Default: "
+        "what can be bought now without a reservation: on-demand, plus spot when spot is true.",
+    )
     max_gpus: PositiveInt | None = None
     min_gpus: PositiveInt | None = None
     max_price_per_hour: Positive | None = None

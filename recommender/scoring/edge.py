@@ -103,6 +103,7 @@ def _pick(rank_no: int, e: EdgeEstimate, ctx: Context, objective: Objective) -> 
         accelerator=dev.name,
         gpus=units,
         pricing="purchase",
+        purchase="unit",
         price_per_hour=round(e.per_hour / units, 6),
         predicted=Predicted(
             throughput=e.throughput * units,

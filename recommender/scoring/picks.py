@@ -91,6 +91,11 @@ def _why(
         )
     if c.replicas[row] > 1:
         why.append(f"{int(c.replicas[row])} instances reach the target rate")
+    if t.purchase_of(row) == "reservation":
+        why.append(
+            "bought through a reservation or committed use only: the cloud does not sell "
+            "this size on demand (constraints.purchase allowed it)"
+        )
     if ctx.calibrated.source:
         why.append("calibrated with your " + ctx.calibrated.source)
     if row in r.pareto:
@@ -158,6 +163,7 @@ def build_pick(
         gpus=o.gpus,
         pricing=o.pricing,
         price_per_hour=o.price_per_hour,
+        purchase=o.purchase,
         predicted=Predicted(
             throughput=float(p.throughput[row]),
             step_time_s=float(p.step_s[row]),

@@ -27,13 +27,15 @@ def _constraint_mask(ctx: Context, t: OffersTable) -> np.ndarray:
         accelerators = [
             a.id for name in c.accelerators for a in ctx.catalog.names.resolve_all(name)
         ]
-    # spot_only: spot rows only; spot: both; neither: on-demand only.
-    spot: bool | None = True if c.spot_only else (None if c.spot else False)
+    # spot_only: spot rows only; purchase (default: on-demand, + spot when spot is true).
+    spot: bool | None = True if c.spot_only else None
+    purchase = c.purchase or (["on-demand", "spot"] if c.spot else ["on-demand"])
     return t.mask(
         clouds=c.clouds,
         regions=c.regions,
         accelerators=accelerators,
         spot=spot,
+        purchase=[*purchase, "spot"] if c.spot_only else purchase,
         max_gpus=c.max_gpus,
         min_gpus=c.min_gpus,
         max_price=c.max_price_per_hour,

@@ -123,6 +123,11 @@ class Pick(_Out):
     gpus: int
     pricing: Literal["on-demand", "spot", "purchase"]
     price_per_hour: float
+    purchase: Literal["on-demand", "spot", "reservation", "unit"] = Field(
+        default="on-demand",
+        description="How it is bought: on demand, spot, only through a reservation or "
+        "committed use, or per unit (edge devices).",
+    )
     predicted: Predicted
     cost: Cost
     why: list[str]

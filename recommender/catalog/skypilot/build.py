@@ -246,6 +246,7 @@ def build_families(
             name=family,
             title=specs[family].title,
             price_model=specs[family].price_model,
+            purchase=specs[family].purchase,
             instances=sorted(members[family], key=lambda i: (natural_key(i.name), i.gpus)),
         )
         for family in sorted(members)

@@ -188,6 +188,36 @@ class Constraints(_Model):
     max_gpus: PositiveInt | None = None
     min_gpus: PositiveInt | None = None
     max_price_per_hour: Positive | None = None
+    min_vcpus: Positive | None = Field(
+        default=None,
+        description="Host vCPUs per instance at least; default: derived from the workload "
+        "(data-loader workers per GPU for training, the serving loop for inference).",
+    )
+    min_memory_gb: Positive | None = Field(
+        default=None,
+        description="Host RAM (GB) per instance at least; default: enough to load the weights.",
+    )
+    arch: Literal["x86_64", "arm64", "any"] = Field(
+        default="x86_64", description="Host CPU architecture; arm64 (Graviton, Grace) is opt-in."
+    )
+    frameworks: (
+        list[
+            Literal[
+                "pytorch-cuda",
+                "pytorch-rocm",
+                "pytorch-xla",
+                "jax",
+                "tensorflow",
+                "neuron",
+                "gaudi",
+            ]
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="Frameworks the workload can run on; default: PyTorch on CUDA or ROCm. "
+        "Add jax / pytorch-xla for TPUs, neuron for Trainium / Inferentia, gaudi for Gaudi.",
+    )
 
     @model_validator(mode="after")
     def _gpu_bounds(self) -> Self:

@@ -12,6 +12,7 @@ from recommender.scoring.classes import search_mask, workload_class
 from recommender.scoring.cost import Costs, costs_of
 from recommender.scoring.edge import recommend_edge
 from recommender.scoring.engine import Context, context, offer_rows
+from recommender.scoring.hosts import host_mask, runs_mask
 from recommender.scoring.picks import build_pick, general_advice
 from recommender.scoring.predict import Predictions
 from recommender.scoring.rank import Ranking, rank
@@ -30,7 +31,8 @@ def _constraint_mask(ctx: Context, t: OffersTable) -> np.ndarray:
     # spot_only: spot rows only; purchase (default: on-demand, + spot when spot is true).
     spot: bool | None = True if c.spot_only else None
     purchase = c.purchase or (["on-demand", "spot"] if c.spot else ["on-demand"])
-    return t.mask(
+    keep = host_mask(ctx.workload, t) & runs_mask(ctx.workload, t)
+    return keep & t.mask(
         clouds=c.clouds,
         regions=c.regions,
         accelerators=accelerators,

@@ -6,6 +6,8 @@ instance x region x pricing model, as numpy columns) is built on first use and c
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -23,7 +25,11 @@ from recommender.catalog.schema import (
 )
 from recommender.catalog.yamlfile import Document
 
-__all__ = ["Catalog"]
+__all__ = ["Catalog", "DoubtKey"]
+
+# (cloud, instance type, accelerator, GPUs, region): one price row of the offers table.
+DoubtKey = tuple[str, str, str, int, str]
+_PRICE_FIELD = re.compile(r"^families\[(\d+)\]\.instances\[(\d+)\]\.prices(?:\[(\d+)\])?")
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,6 +69,32 @@ class Catalog:
                 return dev
         known = ", ".join(d.id for d in self.edge_devices)
         raise LookupError(f"unknown edge device {name!r}; known: {known}")
+
+    @cached_property
+    def retrieved(self) -> dt.date | None:
+        """When the oldest cloud price file's data was read (its ``source.retrieved``)."""
+        days = [c.source.retrieved for c in self.clouds.values() if c.source.retrieved]
+        return min(days) if days else None
+
+    @cached_property
+    def price_doubts(self) -> dict[DoubtKey, str]:
+        """Price rows a ``catalog validate`` price-outlier warning names, with its message.
+
+        A split into two price groups names every region of the instance (which group is
+        wrong is unknown); a lone outlier names its region.
+        """
+        out: dict[DoubtKey, str] = {}
+        for problem in self.warnings:
+            cloud = Path(problem.file).stem
+            m = _PRICE_FIELD.match(problem.field)
+            if problem.check != "price-outlier" or cloud not in self.cloud_docs or m is None:
+                continue
+            inst = self.clouds[cloud].families[int(m[1])].instances[int(m[2])]
+            rows = inst.prices if m[3] is None else [inst.prices[int(m[3])]]
+            for price in rows:
+                key = (cloud, inst.name, inst.accelerator, inst.gpus, price.region)
+                out.setdefault(key, problem.message)
+        return out
 
     @cached_property
     def offers(self) -> OffersTable:

@@ -17,6 +17,7 @@ from recommender.catalog.schema import EdgeDevice
 from recommender.scoring.demand import BYTES_PER_ELEMENT
 from recommender.scoring.engine import Context
 from recommender.scoring.explain import bottleneck_advice
+from recommender.scoring.freshness import catalog_freshness
 from recommender.scoring.rank import P95_FACTOR
 from recommender.scoring.results import Cost, Objective, Pick, Predicted, Recommendation
 
@@ -175,4 +176,5 @@ def recommend_edge(ctx: Context, objective: Objective, top: int) -> Recommendati
         offers_considered=len(devices),
         offers_feasible=len(ok),
         excluded=excluded,
+        catalog=catalog_freshness(ctx.catalog),
     )

@@ -8,6 +8,7 @@ from recommender.catalog.offers import OffersTable
 from recommender.scoring.cost import Costs
 from recommender.scoring.engine import Context
 from recommender.scoring.explain import bottleneck_advice, limit_text
+from recommender.scoring.freshness import price_doubt
 from recommender.scoring.memory import GB, remedies, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Predictions
 from recommender.scoring.rank import Ranking, config_keys
@@ -91,6 +92,9 @@ def _why(
         )
     if c.replicas[row] > 1:
         why.append(f"{int(c.replicas[row])} instances reach the target rate")
+    doubt = price_doubt(ctx.catalog, t.offer(row))
+    if doubt:
+        why.append(doubt)
     if t.purchase_of(row) == "reservation":
         why.append(
             "bought through a reservation or committed use only: the cloud does not sell "

@@ -12,6 +12,7 @@ from recommender.scoring.classes import search_mask, workload_class
 from recommender.scoring.cost import Costs, costs_of
 from recommender.scoring.edge import recommend_edge
 from recommender.scoring.engine import Context, context, offer_rows
+from recommender.scoring.freshness import catalog_freshness
 from recommender.scoring.hosts import host_mask, runs_mask
 from recommender.scoring.picks import build_pick, general_advice
 from recommender.scoring.predict import Predictions
@@ -89,4 +90,5 @@ def recommend(
         offers_feasible=int(np.count_nonzero(r.feasible)),
         pareto=[pk.rank for pk in picks if pk.pareto_optimal],
         excluded=excluded,
+        catalog=catalog_freshness(ctx.catalog),
     )

@@ -7,6 +7,7 @@ same shapes with ``model_dump(mode="json")``.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,6 +16,7 @@ __all__ = [
     "Alternative",
     "Bottleneck",
     "Breakdown",
+    "CatalogFreshness",
     "Cost",
     "MemoryFit",
     "Objective",
@@ -136,6 +138,16 @@ class Pick(_Out):
     pareto_optimal: bool = False
 
 
+class CatalogFreshness(_Out):
+    """How old the prices behind an answer are."""
+
+    retrieved: dt.date | None = Field(description="When the oldest cloud price file was read.")
+    price_age_days: int | None = Field(description="Days from `retrieved` to the answer.")
+    flagged_prices: int = Field(
+        default=0, description="Price rows `catalog validate` flags as likely mispriced."
+    )
+
+
 class Recommendation(_Out):
     """``recommender recommend`` / ``POST /v1/recommendations``."""
 
@@ -151,4 +163,7 @@ class Recommendation(_Out):
     )
     excluded: dict[str, int] = Field(
         default_factory=dict, description="Why offers were ruled out, with counts."
+    )
+    catalog: CatalogFreshness | None = Field(
+        default=None, description="How old the catalog's prices are."
     )

@@ -361,3 +361,18 @@ def edge_devices_sane(catalog: Catalog) -> Iterator[Problem]:
                 f"{dev.power_w_min:g} W minimum exceeds the {dev.power_w_max:g} W maximum",
                 check="power",
             )
+        for k, mode in enumerate(dev.power_modes):
+            if not dev.power_w_min <= mode.watts <= dev.power_w_max:
+                yield doc.lines.problem(
+                    ("devices", i, "power_modes", k, "watts"),
+                    f"mode {mode.name} at {mode.watts:g} W is outside the device's "
+                    f"{dev.power_w_min:g}-{dev.power_w_max:g} W",
+                    check="power",
+                )
+            if mode.int8_tops > dev.int8_tops * (1 + 1e-9):
+                yield doc.lines.problem(
+                    ("devices", i, "power_modes", k, "int8_tops"),
+                    f"mode {mode.name} allows {mode.int8_tops:g} TOPS, above the device's "
+                    f"{dev.int8_tops:g}",
+                    check="power",
+                )

@@ -20,11 +20,13 @@ __all__ = [
     "CloudName",
     "EdgeDevice",
     "EdgeFile",
+    "EdgeHost",
     "Family",
     "Framework",
     "HostLink",
     "InstanceType",
     "PeakTflops",
+    "PowerMode",
     "Precision",
     "Purchase",
     "PurchaseOption",
@@ -220,6 +222,25 @@ class CloudCatalog(_Strict):
     families: list[Family] = Field(min_length=1)
 
 
+class PowerMode(_Strict):
+    """One power mode of an edge device (``nvpmodel`` on Jetson): its cap and what it allows."""
+
+    name: str = Field(min_length=1)
+    watts: PositiveFloat
+    int8_tops: PositiveFloat
+    fp16_tflops: PositiveFloat | None = None
+    memory_bandwidth_gbs: PositiveFloat | None = None
+
+
+class EdgeHost(_Strict):
+    """The computer an accelerator card or stick needs beside it (it runs nothing alone)."""
+
+    name: str = Field(min_length=1)
+    price_usd: PositiveFloat
+    power_w: PositiveFloat
+    source: Source
+
+
 class EdgeDevice(_Strict):
     """An edge accelerator or module, priced per unit."""
 
@@ -237,7 +258,28 @@ class EdgeDevice(_Strict):
     power_w_max: PositiveFloat
     list_price_usd: PositiveFloat
     precisions: list[Precision] = Field(min_length=1)
+    power_modes: list[PowerMode] = Field(
+        default_factory=list,
+        description="Power modes, lowest first; none: one mode at power_w_max with the peaks.",
+    )
+    host: EdgeHost | None = Field(
+        default=None, description="The host it needs (USB stick, M.2 card): price and power."
+    )
     source: Source
+
+    def modes(self) -> list[PowerMode]:
+        """Its power modes, or one at ``power_w_max`` with the device's peak figures."""
+        if self.power_modes:
+            return sorted(self.power_modes, key=lambda m: m.watts)
+        return [
+            PowerMode(
+                name=f"{self.power_w_max:g} W",
+                watts=self.power_w_max,
+                int8_tops=self.int8_tops,
+                fp16_tflops=self.fp16_tflops,
+                memory_bandwidth_gbs=self.memory_bandwidth_gbs,
+            )
+        ]
 
 
 class EdgeFile(_Strict):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from recommender.catalog.fractions import fractional_sheets
 from recommender.catalog.names import AcceleratorNames
 from recommender.catalog.offers import OffersTable, build_offers
 from recommender.catalog.problems import Problem
@@ -42,9 +43,12 @@ class Catalog:
     directory: Path | None = None
     warnings: tuple[Problem, ...] = field(default=())
 
-    @property
+    @cached_property
     def accelerators(self) -> list[Accelerator]:
-        return self.accelerator_doc.model.accelerators
+        """The spec sheets of ``accelerators.yaml``, then one derived sheet per fraction of a
+        device the clouds sell (``L4-0.125``, see :mod:`.fractions`)."""
+        base = self.accelerator_doc.model.accelerators
+        return [*base, *fractional_sheets(base, self.clouds.values())]
 
     @property
     def clouds(self) -> dict[str, CloudCatalog]:

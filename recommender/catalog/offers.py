@@ -4,7 +4,8 @@ Columns are numpy arrays so that scoring filters and predicts over every offer o
 cloud at once. Strings (cloud, region, instance type, accelerator) are stored as small
 integer codes into a tuple of names; accelerator spec columns are gathered per row so that
 vectorised formulas need no per-row lookups. A fractional GPU (AWS g6f: 1/8 of an L4) is one
-device whose memory, bandwidth and peak columns are its share of the whole device's.
+device of the derived accelerator ``L4-0.125`` (:mod:`.fractions`), whose memory, bandwidth
+and peaks are that share of the whole device's.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from recommender.catalog.fractions import fraction_id
 from recommender.catalog.schema import (
     Accelerator,
     CloudCatalog,
@@ -233,7 +235,11 @@ def build_offers(
         for fam in cat.families:
             f = family_i(fam.name)
             for inst in fam.instances:
-                a = acc_index.get(inst.accelerator)
+                a = acc_index.get(
+                    fraction_id(inst.accelerator, inst.gpu_fraction)
+                    if inst.gpu_fraction
+                    else inst.accelerator
+                )
                 if a is None:
                     continue
                 it = instance_i(inst.name)
@@ -264,12 +270,8 @@ def build_offers(
     def spec(values: Sequence[float]) -> FloatArray:
         return np.asarray(values, dtype=np.float64)[acc] if len(acc) else np.zeros(0)
 
-    def share(values: Sequence[float]) -> FloatArray:
-        return spec(values) * fraction
-
     peak = {
-        prec: share([a.peak_tflops.get(prec) or np.nan for a in accelerators])
-        for prec in PRECISIONS
+        prec: spec([a.peak_tflops.get(prec) or np.nan for a in accelerators]) for prec in PRECISIONS
     }
     return OffersTable(
         cloud_names=tuple(cloud_i.names),
@@ -291,8 +293,8 @@ def build_offers(
         price=np.array(cols[12], dtype=np.float64),
         gpu_fraction=fraction,
         arm64=np.array(cols[10], dtype=bool),
-        gpu_memory_gb=share([a.memory_gb for a in accelerators]),
-        gpu_bandwidth_gbs=share([a.memory_bandwidth_gbs for a in accelerators]),
+        gpu_memory_gb=spec([a.memory_gb for a in accelerators]),
+        gpu_bandwidth_gbs=spec([a.memory_bandwidth_gbs for a in accelerators]),
         host_link_gbs=spec([a.host_link.gbs_per_direction for a in accelerators]),
         nvlink_gbs=spec([a.nvlink_gbs or 0.0 for a in accelerators]),
         peak_tflops=peak,

@@ -83,9 +83,7 @@ def _print_table(offers: list[Offer], limit: int) -> None:
             o.cloud,
             o.region,
             o.instance_type,
-            f"{o.gpu_fraction:g} x {o.accelerator}"
-            if o.gpu_fraction < 1
-            else f"{o.gpus} x {o.accelerator}",
+            f"{o.gpus} x {o.accelerator}",
             f"{o.gpu_memory_gb:g}",
             f"{o.vcpus:g}",
             f"{o.memory_gib:g}",

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from recommender.catalog import Catalog, InstanceType, Problem, validate_catalog
+from recommender.catalog.fractions import fraction_id
 from recommender.catalog.skypilot import ImportResult, import_skypilot
 
 from ..conftest import CATALOG_DIR
@@ -162,7 +163,11 @@ def test_every_region_of_the_source_is_in_the_catalog(
 
 
 def test_every_accelerator_is_used_or_deliberately_unused(catalog: Catalog) -> None:
-    used = {i.accelerator for c in catalog.clouds for _, i in _instances(catalog, c)}
+    used = {
+        fraction_id(i.accelerator, i.gpu_fraction) if i.gpu_fraction else i.accelerator
+        for c in catalog.clouds
+        for _, i in _instances(catalog, c)
+    }
     unused = {a.id for a in catalog.accelerators} - used
     assert unused == DELIBERATELY_UNUSED
     assert used <= {a.id for a in catalog.accelerators}
@@ -255,6 +260,12 @@ def test_fractional_gpus_carry_their_share_of_the_device(catalog: Catalog) -> No
     }
     assert shares["g6f.large"] == 0.125 and shares["g6f.4xlarge"] == 0.5
     assert shares["Standard_NV6ads_A10_v5"] == 0.167
+    l4, eighth = catalog.accelerator("L4"), catalog.accelerator("L4-0.125")
+    assert eighth.memory_gb == l4.memory_gb * 0.125
+    assert eighth.peak_tflops.bf16 == (l4.peak_tflops.bf16 or 0) * 0.125
+    t = catalog.offers
+    (row,) = [o for o in t.offers(range(len(t))) if o.instance_type == "g6f.large"][:1]
+    assert (row.accelerator, row.gpus, row.gpu_memory_gb) == ("L4-0.125", 1, 3.0)
 
 
 def test_shipped_catalogs_are_exactly_what_the_importer_makes(

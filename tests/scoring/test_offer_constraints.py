@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from recommender import load_workload, recommend
+from recommender import load_workload, predict, recommend
 from recommender.catalog import Catalog
 from recommender.workload import Workload
 
@@ -156,3 +156,15 @@ def test_inferentia_never_trains_and_tpus_need_their_framework(catalog: Catalog)
     )
     assert served.picks
     assert {p.accelerator for p in served.picks} <= {"Inferentia2", "Trainium1", "Trainium2"}
+
+
+def test_a_fractional_gpu_is_predicted_as_its_share_of_the_device(catalog: Catalog) -> None:
+    w = _bert_finetune()
+    whole = predict(w, "L4", gpus=1, catalog=catalog)
+    eighth = predict(w, "L4-0.125", gpus=1, catalog=catalog)
+    assert eighth.memory.available_gb < whole.memory.available_gb / 8  # less the runtime
+    assert eighth.throughput < whole.throughput / 4
+    r = recommend(_bert_service(50, clouds=["aws"], spot=True), catalog=catalog, top=50)
+    shares = [p for p in r.picks if p.instance_type.startswith("g6f.")]
+    for p in shares:
+        assert p.accelerator.startswith("L4-0.") and p.gpus == 1

@@ -32,6 +32,7 @@ __all__ = [
     "MIN_HOST_VCPUS",
     "SERVE_VCPUS_PER_GPU",
     "TRAIN_VCPUS_PER_GPU",
+    "excluded_by_fit",
     "host_mask",
     "min_memory_gb",
     "runs_mask",
@@ -92,3 +93,17 @@ def runs_mask(w: Workload, t: OffersTable) -> BoolArray:
     frameworks = w.constraints.frameworks or DEFAULT_FRAMEWORKS
     ok = np.array([_runs(a, frameworks, w.kind) for a in t.accelerators], dtype=bool)
     return ok[t.acc] if len(t) else np.zeros(0, dtype=bool)
+
+
+def excluded_by_fit(w: Workload, t: OffersTable, considered: BoolArray) -> dict[str, int]:
+    """Why the offers outside ``considered`` were left out, with counts: the framework or
+    kind of work, then the host, then the user's constraints (clouds, GPUs, purchase...)."""
+    out = ~considered
+    runs = runs_mask(w, t)
+    host = host_mask(w, t)
+    counts = {
+        "accelerator does not run the workload's framework / kind": int(np.sum(out & ~runs)),
+        "host too small or of another CPU architecture": int(np.sum(out & runs & ~host)),
+        "outside the constraints": int(np.sum(out & runs & host)),
+    }
+    return {reason: n for reason, n in counts.items() if n}

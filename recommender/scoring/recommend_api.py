@@ -13,7 +13,7 @@ from recommender.scoring.cost import Costs, costs_of
 from recommender.scoring.edge import recommend_edge
 from recommender.scoring.engine import Context, context, offer_rows
 from recommender.scoring.freshness import catalog_freshness
-from recommender.scoring.hosts import host_mask, runs_mask
+from recommender.scoring.hosts import excluded_by_fit, host_mask, runs_mask
 from recommender.scoring.picks import build_pick, general_advice
 from recommender.scoring.predict import Predictions
 from recommender.scoring.rank import Ranking, rank
@@ -77,9 +77,7 @@ def recommend(
     r: Ranking = rank(w, sub, p, c, objective, top, shaped)
     picks = [build_pick(i + 1, row, ctx, sub, p, c, r, objective) for i, row in enumerate(r.picks)]
     excluded = dict(r.excluded)
-    filtered = len(table) - int(np.count_nonzero(considered))
-    if filtered:
-        excluded = {"outside the constraints": filtered, **excluded}
+    excluded = {**excluded_by_fit(w, table, considered), **excluded}
     return Recommendation(
         workload=w.name,
         workload_class=cls,

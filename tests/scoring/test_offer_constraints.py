@@ -72,6 +72,8 @@ def test_aws_t4_picks_are_x86_g4dn_not_graviton_g5g(catalog: Catalog) -> None:
         assert all(p.instance_type.startswith("g4dn.") for p in r.picks), [
             p.instance_type for p in r.picks
         ]
+        assert r.excluded["host too small or of another CPU architecture"] > 0  # g5g
+        assert r.excluded["accelerator does not run the workload's framework / kind"] > 0
     arm = _bert_service(300, clouds=["aws"], accelerators=["T4"], arch="arm64")
     picks = recommend(arm, catalog=catalog, objective="cheapest", top=5).picks
     assert picks and all(p.instance_type.startswith("g5g.") for p in picks)

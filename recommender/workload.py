@@ -98,9 +98,45 @@ class Constraints(_Model):
         "false (default): on-demand only, since spot can be reclaimed at any time.",
     )
     spot_only: bool = False
+    purchase: list[Literal["on-demand", "spot", "reservation"]] | None = Field(
+        default=None,
+        description="How offers may be bought: on-demand, spot, reservation (a list price "
+        "the cloud sells only through a reservation or committed use, e.g. GCP A4). Default: "
+        "what can be bought now without a reservation: on-demand, plus spot when spot is true.",
+    )
     max_gpus: PositiveInt | None = None
     min_gpus: PositiveInt | None = None
     max_price_per_hour: Positive | None = None
+    min_vcpus: Positive | None = Field(
+        default=None,
+        description="Host vCPUs per instance at least; default: derived from the workload "
+        "(data-loader workers per GPU for training, the serving loop for inference).",
+    )
+    min_memory_gb: Positive | None = Field(
+        default=None,
+        description="Host RAM (GB) per instance at least; default: enough to load the weights.",
+    )
+    arch: Literal["x86_64", "arm64", "any"] = Field(
+        default="x86_64", description="Host CPU architecture; arm64 (Graviton, Grace) is opt-in."
+    )
+    frameworks: (
+        list[
+            Literal[
+                "pytorch-cuda",
+                "pytorch-rocm",
+                "pytorch-xla",
+                "jax",
+                "tensorflow",
+                "neuron",
+                "gaudi",
+            ]
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="Frameworks the workload can run on; default: PyTorch on CUDA or ROCm. "
+        "Add jax / pytorch-xla for TPUs, neuron for Trainium / Inferentia, gaudi for Gaudi.",
+    )
 
     @model_validator(mode="after")
     def _gpu_bounds(self) -> Self:

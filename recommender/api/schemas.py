@@ -110,6 +110,12 @@ class OfferOut(BaseModel):
     local_disk_gb: float
     pricing: Literal["on-demand", "spot"]
     price_per_hour: float
+    gpu_fraction: float = Field(default=1.0, description="Share of one device (AWS g6f: 0.125).")
+    arch: Literal["x86_64", "arm64"] = "x86_64"
+    purchase: Literal["on-demand", "spot", "reservation"] = Field(
+        default="on-demand",
+        description="How the price is bought: on demand, spot, or only through a reservation.",
+    )
 
 
 class _Page(BaseModel):

@@ -6,11 +6,14 @@ instance x region x pricing model, as numpy columns) is built on first use and c
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from recommender.catalog.fractions import fractional_sheets
 from recommender.catalog.names import AcceleratorNames
 from recommender.catalog.offers import OffersTable, build_offers
 from recommender.catalog.problems import Problem
@@ -23,7 +26,11 @@ from recommender.catalog.schema import (
 )
 from recommender.catalog.yamlfile import Document
 
-__all__ = ["Catalog"]
+__all__ = ["Catalog", "DoubtKey"]
+
+# (cloud, instance type, accelerator, GPUs, region): one price row of the offers table.
+DoubtKey = tuple[str, str, str, int, str]
+_PRICE_FIELD = re.compile(r"^families\[(\d+)\]\.instances\[(\d+)\]\.prices(?:\[(\d+)\])?")
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,9 +43,12 @@ class Catalog:
     directory: Path | None = None
     warnings: tuple[Problem, ...] = field(default=())
 
-    @property
+    @cached_property
     def accelerators(self) -> list[Accelerator]:
-        return self.accelerator_doc.model.accelerators
+        """The spec sheets of ``accelerators.yaml``, then one derived sheet per fraction of a
+        device the clouds sell (``L4-0.125``, see :mod:`.fractions`)."""
+        base = self.accelerator_doc.model.accelerators
+        return [*base, *fractional_sheets(base, self.clouds.values())]
 
     @property
     def clouds(self) -> dict[str, CloudCatalog]:
@@ -63,6 +73,32 @@ class Catalog:
                 return dev
         known = ", ".join(d.id for d in self.edge_devices)
         raise LookupError(f"unknown edge device {name!r}; known: {known}")
+
+    @cached_property
+    def retrieved(self) -> dt.date | None:
+        """When the oldest cloud price file's data was read (its ``source.retrieved``)."""
+        days = [c.source.retrieved for c in self.clouds.values() if c.source.retrieved]
+        return min(days) if days else None
+
+    @cached_property
+    def price_doubts(self) -> dict[DoubtKey, str]:
+        """Price rows a ``catalog validate`` price-outlier warning names, with its message.
+
+        A split into two price groups names every region of the instance (which group is
+        wrong is unknown); a lone outlier names its region.
+        """
+        out: dict[DoubtKey, str] = {}
+        for problem in self.warnings:
+            cloud = Path(problem.file).stem
+            m = _PRICE_FIELD.match(problem.field)
+            if problem.check != "price-outlier" or cloud not in self.cloud_docs or m is None:
+                continue
+            inst = self.clouds[cloud].families[int(m[1])].instances[int(m[2])]
+            rows = inst.prices if m[3] is None else [inst.prices[int(m[3])]]
+            for price in rows:
+                key = (cloud, inst.name, inst.accelerator, inst.gpus, price.region)
+                out.setdefault(key, problem.message)
+        return out
 
     @cached_property
     def offers(self) -> OffersTable:

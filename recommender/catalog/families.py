@@ -12,12 +12,13 @@ is chosen by the GPU attached (``n1`` + T4 -> ``n1-t4``).
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 
-from recommender.catalog.schema import CloudName
+from recommender.catalog.schema import CloudName, Purchase, Source
 
-__all__ = ["FAMILIES", "FamilySpec", "classify"]
+__all__ = ["FAMILIES", "NOT_IMPORTED", "FamilySpec", "classify", "not_imported"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +31,12 @@ class FamilySpec:
     title: str
     accelerator: str  # canonical id in accelerators.yaml
     attached: str | None = None  # GCP: the attached GPU's SkyPilot name (n1 hosts)
-    true_gpus: int | None = None  # override a count the cloud's data gets wrong
+    true_gpus: int | None = None  # override a count the cloud's data gets wrong (or omits)
     price_model: str | None = None
     note: str | None = None
+    true_gpu_memory_gib: float | None = None  # override a device memory the data gets wrong
+    arch: str | None = None  # the host CPU architecture, where the source does not say
+    purchase: Purchase | None = None  # how it is sold, where not plain on-demand + spot
 
     def matches(self, instance_type: str, attached: str | None = None) -> bool:
         if not re.fullmatch(self.pattern, instance_type):
@@ -42,6 +46,45 @@ class FamilySpec:
 
 _GCP_HOST_PLUS_GPU = "host + attached GPUs (SkyPilot host row + accelerator row, same zone)"
 _WHOLE = "whole instance"
+_READ = dt.date(2026, 12, 1)
+# GCP: A4, A4X and A3 Ultra are not sold on demand (reservations, flex-start or spot);
+# A3 High below 8 GPUs (a3-highgpu-1g/2g/4g) comes only through flex-start or spot.
+_GCP_NO_ON_DEMAND = Purchase(
+    reservation_only=True,
+    other=["flex-start"],
+    source=Source(
+        name="dstack issue #3162, 'GCP reservations': A4X, A4, A3 Ultra are not available on "
+        "demand, only via reservations (calendar-mode and AI Hypercomputer future reservations); "
+        "GCP's consumption options: on-demand, reservations, flex-start, spot",
+        url="https://github.com/dstackai/dstack/issues/3162",
+        retrieved=_READ,
+        note="GKE accelerator consumption options: "
+        "https://docs.cloud.google.com/kubernetes-engine/docs/concepts/consumption-option",
+    ),
+)
+_GCP_A3_HIGH = Purchase(
+    reservation_below_gpus=8,
+    other=["flex-start"],
+    source=Source(
+        name="Google Cloud, GPU machine types: a3-highgpu-1g, -2g and -4g are available only "
+        "with Spot VMs or flex-start (recalled - verify); a3-highgpu-8g on demand",
+        url="https://cloud.google.com/compute/docs/gpus#a3-series",
+        retrieved=_READ,
+    ),
+)
+# AWS sells these through EC2 Capacity Blocks for ML as well (prices per block are published
+# by AWS, not in the SkyPilot source, so they are listed, not priced).
+_AWS_CAPACITY_BLOCKS = Purchase(
+    other=["capacity-block"],
+    source=Source(
+        name="Amazon EC2 Capacity Blocks for ML: supported instance types (p4d, p5, p5e, p5en, "
+        "p6-b200, p6-b300, trn1, trn2; recalled - verify)",
+        url="https://aws.amazon.com/ec2/capacityblocks/",
+        retrieved=_READ,
+        note="capacity-block prices are not in catalogs/sources/skypilot",
+    ),
+)
+_TPU = "whole slice (the TPU row carries the price; no host row is added)"
 
 FAMILIES: tuple[FamilySpec, ...] = (
     # --- GCP -----------------------------------------------------------------------------
@@ -75,6 +118,7 @@ FAMILIES: tuple[FamilySpec, ...] = (
         "a3-highgpu",
         "A3 High",
         "H100-SXM5-80GB",
+        purchase=_GCP_A3_HIGH,
         price_model=_GCP_HOST_PLUS_GPU,
     ),
     FamilySpec(
@@ -99,6 +143,7 @@ FAMILIES: tuple[FamilySpec, ...] = (
         "a3-ultragpu",
         "A3 Ultra",
         "H200-SXM-141GB",
+        purchase=_GCP_NO_ON_DEMAND,
         price_model=_GCP_HOST_PLUS_GPU,
     ),
     FamilySpec(
@@ -107,6 +152,7 @@ FAMILIES: tuple[FamilySpec, ...] = (
         "a4-highgpu",
         "A4",
         "B200",
+        purchase=_GCP_NO_ON_DEMAND,
         price_model=_GCP_HOST_PLUS_GPU,
         note="host rows are 0.0: the B200 row carries the whole price",
     ),
@@ -149,21 +195,113 @@ FAMILIES: tuple[FamilySpec, ...] = (
         attached="P4",
         price_model=_GCP_HOST_PLUS_GPU,
     ),
+    FamilySpec(
+        "gcp", r"tpu-v5litepod-\d+", "tpu-v5e", "TPU v5e slice", "TPU-v5e", price_model=_TPU
+    ),
+    FamilySpec("gcp", r"tpu-v5p-\d+", "tpu-v5p", "TPU v5p slice", "TPU-v5p", price_model=_TPU),
+    FamilySpec("gcp", r"tpu-v6e-\d+", "tpu-v6e", "TPU v6e slice", "TPU-v6e", price_model=_TPU),
     # --- AWS -----------------------------------------------------------------------------
     FamilySpec("aws", r"g4dn\.\w+", "g4dn", "G4dn", "T4", price_model=_WHOLE),
+    FamilySpec(
+        "aws", r"g4ad\.\w+", "g4ad", "G4ad (Radeon Pro V520)", "Radeon-Pro-V520", price_model=_WHOLE
+    ),
+    FamilySpec("aws", r"g6f\.\w+", "g6f", "G6f (fractional L4)", "L4", price_model=_WHOLE),
+    FamilySpec("aws", r"gr6f\.\w+", "gr6f", "Gr6f (fractional L4)", "L4", price_model=_WHOLE),
+    FamilySpec("aws", r"gr6\.\w+", "gr6", "Gr6", "L4", price_model=_WHOLE),
+    FamilySpec(
+        "aws", r"g7e\.\w+", "g7e", "G7e (RTX PRO 6000)", "RTX-PRO-6000-Server", price_model=_WHOLE
+    ),
+    FamilySpec(
+        "aws",
+        r"p6-b200\.\w+",
+        "p6-b200",
+        "P6-B200",
+        "B200",
+        purchase=_AWS_CAPACITY_BLOCKS,
+        price_model=_WHOLE,
+    ),
+    FamilySpec(
+        "aws",
+        r"p6-b300\.\w+",
+        "p6-b300",
+        "P6-B300",
+        "B300",
+        purchase=_AWS_CAPACITY_BLOCKS,
+        price_model=_WHOLE,
+    ),
+    FamilySpec(
+        "aws",
+        r"trn2\.\w+",
+        "trn2",
+        "Trn2",
+        "Trainium2",
+        purchase=_AWS_CAPACITY_BLOCKS,
+        price_model=_WHOLE,
+        true_gpu_memory_gib=96.0,
+        note="SkyPilot's GpuInfo gives 524288 MiB per Trainium2; the chip has 96 GiB",
+    ),
+    FamilySpec("aws", r"dl1\.\w+", "dl1", "DL1 (Gaudi)", "Gaudi-HL-205", price_model=_WHOLE),
     FamilySpec("aws", r"g5g\.\w+", "g5g", "G5g (Graviton2 + T4G)", "T4", price_model=_WHOLE),
     FamilySpec("aws", r"g5\.\w+", "g5", "G5", "A10G", price_model=_WHOLE),
     FamilySpec("aws", r"g6\.\w+", "g6", "G6", "L4", price_model=_WHOLE),
     FamilySpec("aws", r"g6e\.\w+", "g6e", "G6e", "L40S", price_model=_WHOLE),
     FamilySpec("aws", r"p3dn\.\w+", "p3dn", "P3dn", "V100-SXM2-32GB", price_model=_WHOLE),
     FamilySpec("aws", r"p3\.\w+", "p3", "P3", "V100-SXM2-16GB", price_model=_WHOLE),
-    FamilySpec("aws", r"p4d\.\w+", "p4d", "P4d", "A100-SXM4-40GB", price_model=_WHOLE),
-    FamilySpec("aws", r"p4de\.\w+", "p4de", "P4de", "A100-SXM4-80GB", price_model=_WHOLE),
-    FamilySpec("aws", r"p5\.\w+", "p5", "P5", "H100-SXM5-80GB", price_model=_WHOLE),
-    FamilySpec("aws", r"p5e\.\w+", "p5e", "P5e", "H200-SXM-141GB", price_model=_WHOLE),
-    FamilySpec("aws", r"p5en\.\w+", "p5en", "P5en", "H200-SXM-141GB", price_model=_WHOLE),
+    FamilySpec(
+        "aws",
+        r"p4d\.\w+",
+        "p4d",
+        "P4d",
+        "A100-SXM4-40GB",
+        purchase=_AWS_CAPACITY_BLOCKS,
+        price_model=_WHOLE,
+    ),
+    FamilySpec(
+        "aws",
+        r"p4de\.\w+",
+        "p4de",
+        "P4de",
+        "A100-SXM4-80GB",
+        purchase=_AWS_CAPACITY_BLOCKS,
+        price_model=_WHOLE,
+    ),
+    FamilySpec(
+        "aws",
+        r"p5\.\w+",
+        "p5",
+        "P5",
+        "H100-SXM5-80GB",
+        purchase=_AWS_CAPACITY_BLOCKS,
+        price_model=_WHOLE,
+    ),
+    FamilySpec(
+        "aws",
+        r"p5e\.\w+",
+        "p5e",
+        "P5e",
+        "H200-SXM-141GB",
+        purchase=_AWS_CAPACITY_BLOCKS,
+        price_model=_WHOLE,
+    ),
+    FamilySpec(
+        "aws",
+        r"p5en\.\w+",
+        "p5en",
+        "P5en",
+        "H200-SXM-141GB",
+        purchase=_AWS_CAPACITY_BLOCKS,
+        price_model=_WHOLE,
+    ),
     FamilySpec("aws", r"inf2\.\w+", "inf2", "Inf2", "Inferentia2", price_model=_WHOLE),
-    FamilySpec("aws", r"trn1n?\.\w+", "trn1", "Trn1", "Trainium1", price_model=_WHOLE),
+    FamilySpec(
+        "aws",
+        r"trn1n?\.\w+",
+        "trn1",
+        "Trn1",
+        "Trainium1",
+        purchase=_AWS_CAPACITY_BLOCKS,
+        price_model=_WHOLE,
+    ),
     # --- Azure ---------------------------------------------------------------------------
     FamilySpec(
         "azure", r"Standard_NC\d+as_T4_v3", "NCasT4_v3", "NCas T4 v3", "T4", price_model=_WHOLE
@@ -204,7 +342,7 @@ FAMILIES: tuple[FamilySpec, ...] = (
     ),
     FamilySpec(
         "azure",
-        r"Standard_NC\d+adis?_H100_v5",
+        r"Standard_NC\d+adi?s_H100_v5",
         "NC_H100_v5",
         "NC H100 v5",
         "H100-NVL-94GB",
@@ -228,11 +366,24 @@ FAMILIES: tuple[FamilySpec, ...] = (
     ),
     FamilySpec(
         "azure",
-        r"Standard_ND96isr_MI300X_v5",
+        r"Standard_ND96isr?_MI300X_v5",
         "ND_MI300X_v5",
         "ND MI300X v5",
         "MI300X",
+        true_gpus=8,
         price_model=_WHOLE,
+        note="the anycloud 2026 rows of ND96is_MI300X_v5 carry no accelerator count",
+    ),
+    FamilySpec(
+        "azure",
+        r"Standard_ND128isr_NDR_GB200_v6",
+        "ND_GB200_v6",
+        "ND GB200 v6",
+        "GB200",
+        true_gpus=4,
+        arch="arm64",
+        price_model=_WHOLE,
+        note="rows carry no accelerator; the VM has 4 Blackwell GPUs on 2 Grace (Arm) CPUs",
     ),
     FamilySpec(
         "azure", r"Standard_NC\d+r?s_v3", "NCv3", "NCv3", "V100-PCIe-16GB", price_model=_WHOLE
@@ -245,13 +396,46 @@ FAMILIES: tuple[FamilySpec, ...] = (
     ),
     FamilySpec(
         "azure",
-        r"Standard_NV\d+ads?m?_A10_v5",
+        r"Standard_NV\d+adm?s_A10_v5",
         "NVadsA10_v5",
         "NVads A10 v5",
         "A10",
         price_model=_WHOLE,
     ),
 )
+
+
+# Instance types in the sources that are deliberately not imported, and why (each row of
+# theirs is reported as skipped with this reason, never dropped silently).
+NOT_IMPORTED: tuple[tuple[str, str, str], ...] = (
+    (
+        "gcp",
+        r"g4-standard-\d+",
+        "G4 (RTX PRO 6000): the source has no RTXPRO6000 accelerator rows to add to the host "
+        "rows and does not say whether the host price includes the GPU, so no price can be "
+        "composed (catalogs/sources/skypilot/README.md)",
+    ),
+    (
+        "azure",
+        r"Standard_NG\d+ads_V620_v1",
+        "NGads V620: AMD Radeon PRO V620, a cloud-gaming GPU sold in fractions; no ML "
+        "framework support to rank it for",
+    ),
+    (
+        "azure",
+        r"Standard_NV\d+adm?s_V710_v5",
+        "NVads V710: AMD Radeon PRO V710, a graphics / VDI GPU sold in fractions; no ML "
+        "framework support to rank it for",
+    ),
+)
+
+
+def not_imported(cloud: str, instance_type: str) -> str | None:
+    """Why ``instance_type`` is deliberately left out of the catalog, or ``None``."""
+    for c, pattern, reason in NOT_IMPORTED:
+        if c == cloud and re.fullmatch(pattern, instance_type):
+            return reason
+    return None
 
 
 def classify(cloud: str, instance_type: str, attached: str | None = None) -> FamilySpec | None:

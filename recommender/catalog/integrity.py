@@ -141,9 +141,7 @@ def instances_consistent(catalog: Catalog) -> Iterator[Problem]:
             if acc is None:
                 yield from _unknown_accelerator(doc, path, inst.accelerator, names)
                 continue
-            yield from _gpu_consistency(
-                doc, path, cloud, inst.name, inst.gpus, inst.gpu_memory_gib, acc
-            )
+            yield from _gpu_consistency(doc, path, cloud, inst, acc)
 
 
 def _unknown_accelerator(
@@ -169,11 +167,10 @@ def _gpu_consistency(
     doc: Document[CloudCatalog],
     path: PathKey,
     cloud: str,
-    name: str,
-    gpus: int,
-    gpu_memory_gib: float | None,
+    inst: InstanceType,
     acc: Accelerator,
 ) -> Iterator[Problem]:
+    name, gpus, gpu_memory_gib = inst.name, inst.gpus, inst.gpu_memory_gib
     if gpus > acc.max_per_instance:
         yield doc.lines.problem(
             (*path, "gpus"),
@@ -189,11 +186,14 @@ def _gpu_consistency(
             check="gpu-count",
         )
     if gpu_memory_gib is not None:
-        off = abs(gpu_memory_gib - acc.memory_gb) / acc.memory_gb
+        share = inst.gpu_fraction or 1.0
+        expected_gb = acc.memory_gb * share
+        off = abs(gpu_memory_gib - expected_gb) / expected_gb
         if off > MEMORY_TOLERANCE:
+            of = f" ({share:g} of {acc.memory_gb:g})" if inst.gpu_fraction else ""
             yield doc.lines.problem(
                 (*path, "gpu_memory_gib"),
-                f"{gpu_memory_gib:g} GiB per device, but {acc.id} has {acc.memory_gb:g} GB",
+                f"{gpu_memory_gib:g} GiB per device, but {acc.id} has {expected_gb:g} GB{of}",
                 check="gpu-memory",
             )
 
@@ -361,3 +361,18 @@ def edge_devices_sane(catalog: Catalog) -> Iterator[Problem]:
                 f"{dev.power_w_min:g} W minimum exceeds the {dev.power_w_max:g} W maximum",
                 check="power",
             )
+        for k, mode in enumerate(dev.power_modes):
+            if not dev.power_w_min <= mode.watts <= dev.power_w_max:
+                yield doc.lines.problem(
+                    ("devices", i, "power_modes", k, "watts"),
+                    f"mode {mode.name} at {mode.watts:g} W is outside the device's "
+                    f"{dev.power_w_min:g}-{dev.power_w_max:g} W",
+                    check="power",
+                )
+            if mode.int8_tops > dev.int8_tops * (1 + 1e-9):
+                yield doc.lines.problem(
+                    ("devices", i, "power_modes", k, "int8_tops"),
+                    f"mode {mode.name} allows {mode.int8_tops:g} TOPS, above the device's "
+                    f"{dev.int8_tops:g}",
+                    check="power",
+                )

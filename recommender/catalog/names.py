@@ -57,6 +57,11 @@ class AcceleratorNames:
                 if acc not in bucket:
                     bucket.append(acc)
 
+    @property
+    def accelerators(self) -> list[Accelerator]:
+        """Every accelerator indexed, in the order given."""
+        return list(self._by_id.values())
+
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and bool(self.resolve_all(name, strict=False))
 

@@ -3,7 +3,9 @@
 Columns are numpy arrays so that scoring filters and predicts over every offer of every
 cloud at once. Strings (cloud, region, instance type, accelerator) are stored as small
 integer codes into a tuple of names; accelerator spec columns are gathered per row so that
-vectorised formulas need no per-row lookups.
+vectorised formulas need no per-row lookups. A fractional GPU (AWS g6f: 1/8 of an L4) is one
+device of the derived accelerator ``L4-0.125`` (:mod:`.fractions`), whose memory, bandwidth
+and peaks are that share of the whole device's.
 """
 
 from __future__ import annotations
@@ -15,9 +17,16 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from recommender.catalog.schema import Accelerator, CloudCatalog, Precision
+from recommender.catalog.fractions import fraction_id
+from recommender.catalog.schema import (
+    Accelerator,
+    CloudCatalog,
+    Family,
+    Precision,
+    PurchaseOption,
+)
 
-__all__ = ["PRECISIONS", "Offer", "OffersTable", "build_offers"]
+__all__ = ["PRECISIONS", "PURCHASES", "Offer", "OffersTable", "build_offers"]
 
 PRECISIONS: tuple[Precision, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 
@@ -26,6 +35,9 @@ IntArray = npt.NDArray[np.int32]
 BoolArray = npt.NDArray[np.bool_]
 
 Pricing = Literal["on-demand", "spot"]
+# How an offer's price is bought: on demand, as spot, or only through a reservation /
+# committed use (an on-demand list price the cloud does not sell on demand: GCP A4).
+PURCHASES: tuple[PurchaseOption, ...] = ("on-demand", "spot", "reservation")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +56,9 @@ class Offer:
     local_disk_gb: float
     pricing: Pricing
     price_per_hour: float
+    gpu_fraction: float = 1.0
+    arch: str = "x86_64"
+    purchase: PurchaseOption = "on-demand"
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -70,6 +85,9 @@ class OffersTable:
     local_disk_gb: FloatArray
     spot: BoolArray
     price: FloatArray
+    gpu_fraction: FloatArray  # 1.0, or the share of one device (gpus is then 1)
+    arm64: BoolArray  # host CPU architecture: arm64 (True) or x86_64
+    purchase: IntArray  # index into PURCHASES
 
     # Per-row accelerator specs, gathered from ``accelerators`` by ``acc``.
     gpu_memory_gb: FloatArray
@@ -110,10 +128,12 @@ class OffersTable:
         spot: bool | None = None,
         max_gpus: int | None = None,
         min_gpus: int | None = None,
+        purchase: Iterable[str] | None = None,
     ) -> BoolArray:
         """Rows that satisfy every given filter (``None`` means no filter).
 
-        ``spot=True`` keeps spot rows only, ``False`` on-demand only, ``None`` both.
+        ``spot=True`` keeps spot rows only, ``False`` on-demand list prices only, ``None``
+        both; ``purchase`` keeps the rows bought one of those ways (:data:`PURCHASES`).
         """
         keep = np.ones(len(self), dtype=bool)
         if clouds is not None:
@@ -132,6 +152,9 @@ class OffersTable:
             keep &= self.gpus <= max_gpus
         if min_gpus is not None:
             keep &= self.gpus >= min_gpus
+        if purchase is not None:
+            wanted = [i for i, name in enumerate(PURCHASES) if name in set(purchase)]
+            keep &= np.isin(self.purchase, np.array(wanted, dtype=np.int32))
         return keep
 
     def take(self, index: npt.NDArray[Any]) -> OffersTable:
@@ -146,6 +169,9 @@ class OffersTable:
             else:
                 kwargs[f.name] = value
         return OffersTable(**kwargs)
+
+    def purchase_of(self, i: int) -> PurchaseOption:
+        return PURCHASES[int(self.purchase[i])]
 
     def offer(self, i: int) -> Offer:
         acc = self.accelerators[int(self.acc[i])]
@@ -162,6 +188,9 @@ class OffersTable:
             local_disk_gb=float(self.local_disk_gb[i]),
             pricing="spot" if bool(self.spot[i]) else "on-demand",
             price_per_hour=float(self.price[i]),
+            gpu_fraction=float(self.gpu_fraction[i]),
+            arch="arm64" if bool(self.arm64[i]) else "x86_64",
+            purchase=PURCHASES[int(self.purchase[i])],
         )
 
     def offers(self, index: Iterable[int] | None = None) -> list[Offer]:
@@ -182,6 +211,15 @@ class _Interner:
         return code
 
 
+_SPOT = PURCHASES.index("spot")
+
+
+def _list_price_code(family: Family, gpus: int) -> int:
+    """The on-demand list price is bought on demand, or only through a reservation."""
+    option = family.purchase.list_price_option(gpus) if family.purchase else "on-demand"
+    return PURCHASES.index(option)
+
+
 def build_offers(
     clouds: Iterable[CloudCatalog], accelerators: Sequence[Accelerator]
 ) -> OffersTable:
@@ -189,13 +227,19 @@ def build_offers(
     (the integrity checks report them)."""
     acc_index = {a.id: i for i, a in enumerate(accelerators)}
     cloud_i, region_i, family_i, instance_i = _Interner(), _Interner(), _Interner(), _Interner()
-    rows: list[tuple[int, int, int, int, int, int, float, float, float, bool, float]] = []
+    rows: list[
+        tuple[int, int, int, int, int, int, float, float, float, float, bool, int, float]
+    ] = []
     for cat in clouds:
         c = cloud_i(cat.cloud)
         for fam in cat.families:
             f = family_i(fam.name)
             for inst in fam.instances:
-                a = acc_index.get(inst.accelerator)
+                a = acc_index.get(
+                    fraction_id(inst.accelerator, inst.gpu_fraction)
+                    if inst.gpu_fraction
+                    else inst.accelerator
+                )
                 if a is None:
                     continue
                 it = instance_i(inst.name)
@@ -211,14 +255,17 @@ def build_offers(
                         inst.vcpus,
                         inst.memory_gib,
                         inst.local_disk_gb,
+                        inst.gpu_fraction or 1.0,
+                        inst.arch == "arm64",
                     )
                     if p.on_demand is not None:
-                        rows.append((*base, False, p.on_demand))
+                        rows.append((*base, _list_price_code(fam, inst.gpus), p.on_demand))
                     if p.spot is not None:
-                        rows.append((*base, True, p.spot))
-    cols = list(zip(*rows, strict=True)) if rows else [()] * 11
+                        rows.append((*base, _SPOT, p.spot))
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 13
     acc = np.array(cols[4], dtype=np.int32)
     gpus = np.array(cols[5], dtype=np.int32)
+    fraction = np.array(cols[9], dtype=np.float64)
 
     def spec(values: Sequence[float]) -> FloatArray:
         return np.asarray(values, dtype=np.float64)[acc] if len(acc) else np.zeros(0)
@@ -241,8 +288,11 @@ def build_offers(
         vcpus=np.array(cols[6], dtype=np.float64),
         memory_gib=np.array(cols[7], dtype=np.float64),
         local_disk_gb=np.array(cols[8], dtype=np.float64),
-        spot=np.array(cols[9], dtype=bool),
-        price=np.array(cols[10], dtype=np.float64),
+        spot=np.array(cols[11], dtype=np.int32) == _SPOT,
+        purchase=np.array(cols[11], dtype=np.int32),
+        price=np.array(cols[12], dtype=np.float64),
+        gpu_fraction=fraction,
+        arm64=np.array(cols[10], dtype=bool),
         gpu_memory_gb=spec([a.memory_gb for a in accelerators]),
         gpu_bandwidth_gbs=spec([a.memory_bandwidth_gbs for a in accelerators]),
         host_link_gbs=spec([a.host_link.gbs_per_direction for a in accelerators]),

@@ -21,12 +21,16 @@ def select_offers(
     min_gpu_memory_gb: float | None = None,
     max_price: float | None = None,
     spot: bool | None = None,
+    gpu_count: int | None = None,
+    purchase: Sequence[str] | None = None,
 ) -> npt.NDArray[np.intp]:
     """Row indices of the offers matching every filter, cheapest first (stable order).
 
     ``gpus`` takes any spelling of an accelerator name (a SkyPilot name may stand for several
     variants); an unknown name raises
     :class:`~recommender.catalog.names.UnknownAcceleratorError` with suggestions.
+    ``gpu_count`` keeps instances with exactly that many devices (a fractional GPU counts 1);
+    ``purchase`` the rows bought those ways (on-demand, spot, reservation).
     """
     accelerators = None
     if gpus:
@@ -39,6 +43,9 @@ def select_offers(
         min_gpu_memory_gb=min_gpu_memory_gb,
         max_price=max_price,
         spot=spot,
+        min_gpus=gpu_count,
+        max_gpus=gpu_count,
+        purchase=purchase or None,
     )
     index = mask.nonzero()[0]
     return index[table.price[index].argsort(kind="stable")]

@@ -20,13 +20,20 @@ __all__ = [
     "CloudName",
     "EdgeDevice",
     "EdgeFile",
+    "EdgeHost",
     "Family",
+    "Framework",
     "HostLink",
     "InstanceType",
     "PeakTflops",
+    "PowerMode",
     "Precision",
+    "Purchase",
+    "PurchaseOption",
     "RegionPrice",
+    "Runs",
     "Source",
+    "WorkKind",
 ]
 
 SCHEMA_VERSION = 1
@@ -65,16 +72,33 @@ class PeakTflops(_Strict):
     fp16: PositiveFloat | None = None
     fp8: PositiveFloat | None = None
     int8: PositiveFloat | None = None
+    fp4: PositiveFloat | None = Field(
+        default=None, description="Dense FP4 (NVFP4 / MXFP4) tensor peak, Blackwell onwards."
+    )
 
     def get(self, precision: Precision) -> float | None:
         value: float | None = getattr(self, precision)
         return value
 
 
+Framework = Literal[
+    "pytorch-cuda", "pytorch-rocm", "pytorch-xla", "jax", "tensorflow", "neuron", "gaudi"
+]
+WorkKind = Literal["training", "inference", "graphics"]  # graphics: no ML workload
+
+
+class Runs(_Strict):
+    """What software runs on an accelerator, and for which kinds of work."""
+
+    frameworks: list[Framework] = Field(min_length=1)
+    kinds: list[WorkKind] = Field(min_length=1)
+    source: str | None = None
+
+
 class HostLink(_Strict):
     """How the accelerator talks to the host CPU."""
 
-    kind: Literal["pcie", "neuronlink", "soc"] = "pcie"
+    kind: Literal["pcie", "neuronlink", "soc", "nvlink-c2c"] = "pcie"
     pcie_gen: Annotated[int, Field(ge=1, le=6)] | None = None
     lanes: Annotated[int, Field(ge=1, le=32)] | None = None
     gbs_per_direction: PositiveFloat
@@ -102,6 +126,12 @@ class Accelerator(_Strict):
     tdp_w: PositiveFloat | None = None
     max_per_instance: int = Field(
         default=8, ge=1, description="Most devices one instance of any cloud carries."
+    )
+    runs: Runs = Field(
+        default_factory=lambda: Runs(
+            frameworks=["pytorch-cuda", "jax", "tensorflow"], kinds=["training", "inference"]
+        ),
+        description="Frameworks and kinds of work it runs (default: a CUDA GPU's).",
     )
     source: Source
 
@@ -131,6 +161,10 @@ class InstanceType(_Strict):
     name: str = Field(min_length=1)
     accelerator: str = Field(min_length=1)
     gpus: int = Field(ge=1, description="Accelerators per instance (whole devices).")
+    gpu_fraction: Annotated[float, Field(gt=0, lt=1)] | None = Field(
+        default=None,
+        description="A share of one device (AWS g6f 1/8 L4, Azure NVads A10 v5 1/6): gpus is 1.",
+    )
     vcpus: PositiveFloat
     memory_gib: PositiveFloat
     local_disk_gb: NonNegativeFloat = 0.0
@@ -141,11 +175,40 @@ class InstanceType(_Strict):
     prices: list[RegionPrice] = Field(min_length=1)
 
 
+PurchaseOption = Literal["on-demand", "spot", "reservation", "flex-start", "capacity-block"]
+
+
+class Purchase(_Strict):
+    """How a family can be bought beside (or instead of) its list prices.
+
+    ``reservation_only``: the on-demand list price is only paid through a reservation or
+    committed use, never bought on demand; ``reservation_below_gpus``: the same for sizes
+    with fewer GPUs. ``other`` lists further ways to buy it (flex-start, capacity blocks)
+    whose prices the source does not carry.
+    """
+
+    reservation_only: bool = False
+    reservation_below_gpus: Annotated[int, Field(ge=2)] | None = None
+    other: list[PurchaseOption] = Field(default_factory=list)
+    source: Source
+
+    def list_price_option(self, gpus: int) -> PurchaseOption:
+        """What buying at the on-demand list price means for a size with ``gpus``."""
+        if self.reservation_only:
+            return "reservation"
+        if self.reservation_below_gpus is not None and gpus < self.reservation_below_gpus:
+            return "reservation"
+        return "on-demand"
+
+
 class Family(_Strict):
     name: str = Field(min_length=1)
     title: str | None = None
     price_model: str | None = Field(
         default=None, description="How prices were composed, e.g. 'host + attached GPUs'."
+    )
+    purchase: Purchase | None = Field(
+        default=None, description="Purchase options, where not plain on-demand + spot."
     )
     instances: list[InstanceType] = Field(min_length=1)
 
@@ -157,6 +220,25 @@ class CloudCatalog(_Strict):
     source: Source
     regions: list[str] = Field(min_length=1)
     families: list[Family] = Field(min_length=1)
+
+
+class PowerMode(_Strict):
+    """One power mode of an edge device (``nvpmodel`` on Jetson): its cap and what it allows."""
+
+    name: str = Field(min_length=1)
+    watts: PositiveFloat
+    int8_tops: PositiveFloat
+    fp16_tflops: PositiveFloat | None = None
+    memory_bandwidth_gbs: PositiveFloat | None = None
+
+
+class EdgeHost(_Strict):
+    """The computer an accelerator card or stick needs beside it (it runs nothing alone)."""
+
+    name: str = Field(min_length=1)
+    price_usd: PositiveFloat
+    power_w: PositiveFloat
+    source: Source
 
 
 class EdgeDevice(_Strict):
@@ -176,7 +258,28 @@ class EdgeDevice(_Strict):
     power_w_max: PositiveFloat
     list_price_usd: PositiveFloat
     precisions: list[Precision] = Field(min_length=1)
+    power_modes: list[PowerMode] = Field(
+        default_factory=list,
+        description="Power modes, lowest first; none: one mode at power_w_max with the peaks.",
+    )
+    host: EdgeHost | None = Field(
+        default=None, description="The host it needs (USB stick, M.2 card): price and power."
+    )
     source: Source
+
+    def modes(self) -> list[PowerMode]:
+        """Its power modes, or one at ``power_w_max`` with the device's peak figures."""
+        if self.power_modes:
+            return sorted(self.power_modes, key=lambda m: m.watts)
+        return [
+            PowerMode(
+                name=f"{self.power_w_max:g} W",
+                watts=self.power_w_max,
+                int8_tops=self.int8_tops,
+                fp16_tflops=self.fp16_tflops,
+                memory_bandwidth_gbs=self.memory_bandwidth_gbs,
+            )
+        ]
 
 
 class EdgeFile(_Strict):

@@ -31,6 +31,16 @@ def list_offers(
         float | None, typer.Option("--min-gpu-memory", help="GB per GPU.")
     ] = None,
     max_price: Annotated[float | None, typer.Option("--max-price", help="USD per hour.")] = None,
+    gpus: Annotated[
+        int | None,
+        typer.Option("--gpus", min=1, help="Exactly this many GPUs per instance."),
+    ] = None,
+    purchase: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--purchase", help="on-demand, spot or reservation (repeatable; default all)."
+        ),
+    ] = None,
     spot: Annotated[
         bool | None,
         typer.Option(
@@ -52,6 +62,8 @@ def list_offers(
             min_gpu_memory_gb=min_gpu_memory,
             max_price=max_price,
             spot=spot,
+            gpu_count=gpus,
+            purchase=purchase,
         )
     except LookupError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
@@ -75,7 +87,7 @@ def _print_table(offers: list[Offer], limit: int) -> None:
             f"{o.gpu_memory_gb:g}",
             f"{o.vcpus:g}",
             f"{o.memory_gib:g}",
-            o.pricing,
+            o.pricing if o.purchase != "reservation" else "reservation only",
             f"{o.price_per_hour:.4f}",
         )
         for o in offers[:limit]

@@ -120,6 +120,28 @@ def _print_fixes(result: ImportResult, details: bool) -> None:
                 out.print(f"    {fix}", highlight=False, markup=False)
 
 
+def _accounting_table(result: ImportResult) -> None:
+    """Per source file: rows read, imported (fixed), skipped by reason, silent drops."""
+    rows = []
+    for a in result.accounting():
+        fixes = ", ".join(f"{k} {n}" for k, n in a.fixes.items())
+        skipped = ", ".join(f"{k} {n}" for k, n in a.skipped.items())
+        rows.append(
+            (a.file, a.read, a.imported, a.fixed, a.skipped_total, len(a.silent), fixes, skipped)
+        )
+    columns: list[str | tuple[str, str]] = [
+        "file",
+        ("read", "right"),
+        ("imported", "right"),
+        ("fixed", "right"),
+        ("skipped", "right"),
+        ("silent", "right"),
+        "fixed by quirk",
+        "skipped by reason",
+    ]
+    out.print(table("Every source row accounted for", columns, rows))
+
+
 def _print_json(result: ImportResult, published: Published, dry_run: bool) -> None:
     written = {w.path.stem: w for w in published.written}
     print_json(
@@ -135,6 +157,7 @@ def _print_json(result: ImportResult, published: Published, dry_run: bool) -> No
                 }
                 for cloud in sorted(result.catalogs)
             },
+            "accounting": [a.as_dict() for a in result.accounting()],
             "fixes": [f.as_dict() for f in sorted(result.report.fixes)],
             "warnings": [p.as_dict() for p in published.warnings],
         }
@@ -203,6 +226,7 @@ def import_skypilot_command(
         _print_json(result, published, dry_run)
         return
     _summary_table(result, published, dry_run)
+    _accounting_table(result)
     _print_fixes(result, details)
     out.print(
         f"{len(published.warnings)} warning(s) remain in the data: "

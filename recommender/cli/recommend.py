@@ -141,6 +141,13 @@ def _print_recommendation(r: Recommendation) -> None:
         )
     for line in r.advice:
         out.print(f"[yellow]advice:[/] {line}", highlight=False)
+    if r.catalog is not None and r.catalog.retrieved is not None:
+        out.print(
+            f"[dim]prices retrieved {r.catalog.retrieved.isoformat()} "
+            f"({r.catalog.price_age_days} days old); {r.catalog.flagged_prices} price rows "
+            "flagged by `recommender catalog validate`[/]",
+            highlight=False,
+        )
 
 
 @app.command("predict")

@@ -9,6 +9,7 @@ from recommender.scoring.cost import Costs
 from recommender.scoring.describe import describe_plan, remedies
 from recommender.scoring.engine import Context
 from recommender.scoring.explain import bottleneck_advice, limit_text
+from recommender.scoring.freshness import price_doubt
 from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Predictions
 from recommender.scoring.rank import Ranking, config_keys
@@ -102,6 +103,14 @@ def _why(
         )
     if c.replicas[row] > 1:
         why.append(f"{int(c.replicas[row])} instances reach the target rate")
+    doubt = price_doubt(ctx.catalog, t.offer(row))
+    if doubt:
+        why.append(doubt)
+    if t.purchase_of(row) == "reservation":
+        why.append(
+            "bought through a reservation or committed use only: the cloud does not sell "
+            "this size on demand (constraints.purchase allowed it)"
+        )
     if ctx.calibrated.source:
         why.append("calibrated with your " + ctx.calibrated.source)
     if row in r.pareto:
@@ -184,6 +193,7 @@ def build_pick(
         gpus=o.gpus,
         pricing=o.pricing,
         price_per_hour=o.price_per_hour,
+        purchase=o.purchase,
         predicted=Predicted(
             throughput=float(p.throughput[row]),
             step_time_s=float(p.step_s[row]),

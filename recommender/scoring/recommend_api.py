@@ -12,6 +12,8 @@ from recommender.scoring.classes import search_mask, workload_class
 from recommender.scoring.cost import Costs, costs_of
 from recommender.scoring.edge import recommend_edge
 from recommender.scoring.engine import Context, context, offer_rows
+from recommender.scoring.freshness import catalog_freshness
+from recommender.scoring.hosts import excluded_by_fit, host_mask, runs_mask
 from recommender.scoring.landscape import landscape as landscape_of
 from recommender.scoring.picks import build_pick, general_advice
 from recommender.scoring.predict import Predictions
@@ -28,13 +30,16 @@ def _constraint_mask(ctx: Context, t: OffersTable) -> np.ndarray:
         accelerators = [
             a.id for name in c.accelerators for a in ctx.catalog.names.resolve_all(name)
         ]
-    # spot_only: spot rows only; spot: both; neither: on-demand only.
-    spot: bool | None = True if c.spot_only else (None if c.spot else False)
-    return t.mask(
+    # spot_only: spot rows only; purchase (default: on-demand, + spot when spot is true).
+    spot: bool | None = True if c.spot_only else None
+    purchase = c.purchase or (["on-demand", "spot"] if c.spot else ["on-demand"])
+    keep = host_mask(ctx.workload, t) & runs_mask(ctx.workload, t)
+    return keep & t.mask(
         clouds=c.clouds,
         regions=c.regions,
         accelerators=accelerators,
         spot=spot,
+        purchase=[*purchase, "spot"] if c.spot_only else purchase,
         max_gpus=c.max_gpus,
         min_gpus=c.min_gpus,
         max_price=c.max_price_per_hour,
@@ -77,9 +82,7 @@ def recommend(
     r: Ranking = rank(w, sub, p, c, objective, top, shaped)
     picks = [build_pick(i + 1, row, ctx, sub, p, c, r, objective) for i, row in enumerate(r.picks)]
     excluded = dict(r.excluded)
-    filtered = len(table) - int(np.count_nonzero(considered))
-    if filtered:
-        excluded = {"outside the constraints": filtered, **excluded}
+    excluded = {**excluded_by_fit(w, table, considered), **excluded}
     return Recommendation(
         workload=w.name,
         workload_class=cls,
@@ -91,4 +94,5 @@ def recommend(
         pareto=[pk.rank for pk in picks if pk.pareto_optimal],
         excluded=excluded,
         landscape=landscape_of(w, sub, p, r) if landscape else None,
+        catalog=catalog_freshness(ctx.catalog),
     )

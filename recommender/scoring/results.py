@@ -7,6 +7,7 @@ same shapes with ``model_dump(mode="json")``.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,6 +16,7 @@ __all__ = [
     "Alternative",
     "Bottleneck",
     "Breakdown",
+    "CatalogFreshness",
     "Cost",
     "Landscape",
     "MemoryFit",
@@ -156,6 +158,11 @@ class Pick(_Out):
     gpus: int
     pricing: Literal["on-demand", "spot", "purchase"]
     price_per_hour: float
+    purchase: Literal["on-demand", "spot", "reservation", "unit"] = Field(
+        default="on-demand",
+        description="How it is bought: on demand, spot, only through a reservation or "
+        "committed use, or per unit (edge devices).",
+    )
     predicted: Predicted
     cost: Cost
     why: list[str]
@@ -196,6 +203,16 @@ class Landscape(_Out):
     omitted: int = Field(default=0, description="Feasible offers left out past the cap.")
 
 
+class CatalogFreshness(_Out):
+    """How old the prices behind an answer are."""
+
+    retrieved: dt.date | None = Field(description="When the oldest cloud price file was read.")
+    price_age_days: int | None = Field(description="Days from `retrieved` to the answer.")
+    flagged_prices: int = Field(
+        default=0, description="Price rows `catalog validate` flags as likely mispriced."
+    )
+
+
 class Recommendation(_Out):
     """``recommender recommend`` / ``POST /v1/recommendations``."""
 
@@ -214,4 +231,7 @@ class Recommendation(_Out):
     )
     landscape: Landscape | None = Field(
         default=None, description="Every feasible offer's cost and time, when asked for."
+    )
+    catalog: CatalogFreshness | None = Field(
+        default=None, description="How old the catalog's prices are."
     )

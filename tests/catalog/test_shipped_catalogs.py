@@ -8,10 +8,12 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from recommender.catalog import Catalog, InstanceType, Problem, validate_catalog
-from recommender.catalog.skypilot import import_skypilot
+from recommender.catalog.fractions import fraction_id
+from recommender.catalog.skypilot import ImportResult, import_skypilot
 
 from ..conftest import CATALOG_DIR
 
@@ -42,15 +44,42 @@ MUST_HAVE: dict[str, dict[str, list[str]]] = {
         "p4de": ["p4de.24xlarge"],
         "p5": ["p5.48xlarge"],
         "p5en": ["p5en.48xlarge"],
-        "inf2": ["inf2.xlarge", "inf2.48xlarge"],
-        "trn1": ["trn1.2xlarge", "trn1.32xlarge"],
+        "inf2": ["inf2.xlarge", "inf2.8xlarge", "inf2.24xlarge", "inf2.48xlarge"],
+        "trn1": ["trn1.2xlarge", "trn1.32xlarge", "trn1n.32xlarge"],
+        "trn2": ["trn2.48xlarge"],
+        "p6-b200": ["p6-b200.48xlarge"],
+        "p6-b300": ["p6-b300.48xlarge"],
+        "g7e": [f"g7e.{s}" for s in ("2xlarge", "4xlarge", "8xlarge", "12xlarge", "48xlarge")],
+        "gr6": ["gr6.4xlarge", "gr6.8xlarge"],
+        "dl1": ["dl1.24xlarge"],
+        "g4ad": ["g4ad.xlarge", "g4ad.16xlarge"],
     },
 }
+MUST_HAVE["aws"]["g4dn"] += [f"g4dn.{s}" for s in ("2xlarge", "4xlarge", "8xlarge", "16xlarge")]
+MUST_HAVE["aws"]["g5"] += [f"g5.{s}" for s in ("2xlarge", "4xlarge", "8xlarge", "24xlarge")]
+MUST_HAVE["aws"]["g6"] += [f"g6.{s}" for s in ("4xlarge", "8xlarge", "16xlarge", "24xlarge")]
+MUST_HAVE["aws"]["g6e"] += [f"g6e.{s}" for s in ("2xlarge", "4xlarge", "8xlarge", "24xlarge")]
+MUST_HAVE["azure"].update(
+    {
+        "NC_H100_v5": ["Standard_NC40ads_H100_v5", "Standard_NC80adis_H100_v5"],
+        "NVadsA10_v5": ["Standard_NV36ads_A10_v5", "Standard_NV36adms_A10_v5"],
+        "ND_GB200_v6": ["Standard_ND128isr_NDR_GB200_v6"],
+        "ND_MI300X_v5": ["Standard_ND96is_MI300X_v5"],
+    }
+)
+MUST_HAVE["gcp"].update(
+    {
+        "tpu-v5e": ["tpu-v5litepod-1", "tpu-v5litepod-8", "tpu-v5litepod-256"],
+        "tpu-v5p": ["tpu-v5p-8", "tpu-v5p-128"],
+        "tpu-v6e": ["tpu-v6e-1", "tpu-v6e-8", "tpu-v6e-256"],
+    }
+)
 # Accelerators with a spec sheet but no instance in the shipped data (kept for name
 # resolution of what users run elsewhere: on-prem cards, other clouds' PCIe variants).
 DELIBERATELY_UNUSED = {"V100-PCIe-32GB", "A100-PCIe-40GB", "H100-PCIe-80GB"}
 # The source leaves on-demand empty here (catalogs/sources/skypilot/README.md); spot only.
 NO_ON_DEMAND_IN_SOURCE = {("g6e", "ap-northeast-3")}
+NO_ON_DEMAND_ANYWHERE = {"trn2"}  # "empty on-demand for every trn2 row" (README there)
 
 
 def _instances(catalog: Catalog, cloud: str) -> Iterator[tuple[str, InstanceType]]:
@@ -80,7 +109,10 @@ def test_must_have_instances_are_priced_in_their_regions(catalog: Catalog, cloud
             for inst in have[(fam, name)]:
                 assert inst.prices, name
                 for p in inst.prices:
-                    if (fam, p.region) not in NO_ON_DEMAND_IN_SOURCE:
+                    if (
+                        fam,
+                        p.region,
+                    ) not in NO_ON_DEMAND_IN_SOURCE and fam not in NO_ON_DEMAND_ANYWHERE:
                         assert p.on_demand, f"{name} has no on-demand price in {p.region}"
 
 
@@ -110,6 +142,15 @@ def _source_regions(files: list[str], instance_type: str) -> set[str]:
             ["azure_gpu_vms_allregions_thirdparty_anycloud.csv"],
             "Standard_ND96amsr_A100_v4",
         ),
+        ("azure", ["azure_gpu_vms_allregions_thirdparty_anycloud.csv"], "Standard_NC40ads_H100_v5"),
+        ("azure", ["azure_gpu_vms_allregions_thirdparty_anycloud.csv"], "Standard_NV36adms_A10_v5"),
+        (
+            "azure",
+            ["azure_gpu_vms_2026_thirdparty_anycloud.csv"],
+            "Standard_ND128isr_NDR_GB200_v6",
+        ),
+        ("aws", ["aws_gpu_vms_2026.csv"], "g7e.48xlarge"),
+        ("aws", ["aws_gpu_vms_2026.csv"], "g6f.large"),
         ("gcp", ["gcp_gpu_vms.csv"], "a2-ultragpu-8g"),
         ("gcp", ["gcp_gpu_vms.csv"], "g2-standard-4"),
     ],
@@ -122,7 +163,11 @@ def test_every_region_of_the_source_is_in_the_catalog(
 
 
 def test_every_accelerator_is_used_or_deliberately_unused(catalog: Catalog) -> None:
-    used = {i.accelerator for c in catalog.clouds for _, i in _instances(catalog, c)}
+    used = {
+        fraction_id(i.accelerator, i.gpu_fraction) if i.gpu_fraction else i.accelerator
+        for c in catalog.clouds
+        for _, i in _instances(catalog, c)
+    }
     unused = {a.id for a in catalog.accelerators} - used
     assert unused == DELIBERATELY_UNUSED
     assert used <= {a.id for a in catalog.accelerators}
@@ -177,9 +222,57 @@ def test_edge_devices(catalog: Catalog) -> None:
         assert "int8" in dev.precisions and dev.power_w_min <= dev.power_w_max
 
 
-def test_shipped_catalogs_are_exactly_what_the_importer_makes(catalog: Catalog) -> None:
+@pytest.fixture(scope="module")
+def shipped_import(catalog: Catalog) -> ImportResult:
+    return import_skypilot(SOURCES, names=catalog.names)
+
+
+def test_every_source_row_is_imported_or_skipped_with_a_reason(
+    shipped_import: ImportResult,
+) -> None:
+    accounts = {a.file: a for a in shipped_import.accounting()}
+    csvs = sorted(p.name for p in SOURCES.glob("*.csv") if not p.name.startswith("common_"))
+    assert sorted(accounts) == csvs
+    for a in accounts.values():
+        assert a.silent == [], f"{a.file}: rows dropped silently: {a.silent[:5]}"
+        assert a.imported + a.skipped_total == a.read > 0
+    assert accounts["gcp_gpu_vms_2026.csv"].skipped == {"not-imported": 183}
+    assert accounts["gcp_tpu_2026_thirdparty_anycloud.csv"].skipped["duplicate-row"] == 102
+    assert accounts["aws_gpu_vms_2026.csv"].fixes["fractional-gpu"] > 0
+
+
+def test_azure_single_h100_is_offered_in_every_region_of_the_source(catalog: Catalog) -> None:
+    table = catalog.offers
+    rows = table.mask(clouds=["azure"], accelerators=["H100-NVL-94GB"], max_gpus=1)
+    regions = {o.region for o in table.offers(np.flatnonzero(rows))}
+    source = _source_regions(
+        ["azure_gpu_vms_allregions_thirdparty_anycloud.csv"], "Standard_NC40ads_H100_v5"
+    )
+    assert len(source) == 27 and regions == source
+
+
+def test_fractional_gpus_carry_their_share_of_the_device(catalog: Catalog) -> None:
+    shares = {
+        i.name: i.gpu_fraction
+        for c in ("aws", "azure")
+        for _, i in _instances(catalog, c)
+        if i.gpu_fraction
+    }
+    assert shares["g6f.large"] == 0.125 and shares["g6f.4xlarge"] == 0.5
+    assert shares["Standard_NV6ads_A10_v5"] == 0.167
+    l4, eighth = catalog.accelerator("L4"), catalog.accelerator("L4-0.125")
+    assert eighth.memory_gb == l4.memory_gb * 0.125
+    assert eighth.peak_tflops.bf16 == (l4.peak_tflops.bf16 or 0) * 0.125
+    t = catalog.offers
+    (row,) = [o for o in t.offers(range(len(t))) if o.instance_type == "g6f.large"][:1]
+    assert (row.accelerator, row.gpus, row.gpu_memory_gb) == ("L4-0.125", 1, 3.0)
+
+
+def test_shipped_catalogs_are_exactly_what_the_importer_makes(
+    shipped_import: ImportResult,
+) -> None:
     """No hand edits, no stale files: re-running the documented import changes nothing."""
-    result = import_skypilot(SOURCES, names=catalog.names)
+    result = shipped_import
     for cloud in ("aws", "azure", "gcp"):
         shipped = Path(CATALOG_DIR / f"{cloud}.yaml").read_text(encoding="utf-8")
         assert result.text(cloud) == shipped, f"{cloud}.yaml differs from a fresh import"

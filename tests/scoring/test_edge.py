@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from recommender import Workload, recommend
 from recommender.catalog import Catalog
 
@@ -26,8 +28,43 @@ def test_power_budget_and_unit_price_are_hard(catalog: Catalog) -> None:
     assert r.picks
     for p in r.picks:
         dev = catalog.edge_device(p.instance_type)
-        assert dev.power_w_max <= 10 and dev.list_price_usd <= 300
+        host_w = dev.host.power_w if dev.host else 0.0
+        host_usd = dev.host.price_usd if dev.host else 0.0
+        assert min(m.watts for m in dev.modes()) + host_w <= 10
+        assert dev.list_price_usd + host_usd <= 300
     assert sum(r.excluded.values()) > 0
+
+
+def test_a_15w_budget_runs_every_jetson_in_its_15w_mode(catalog: Catalog) -> None:
+    r = recommend(_edge(power_budget_w=15), catalog=catalog, objective="fastest", top=10)
+    jetsons = {p.instance_type: p for p in r.picks if p.instance_type.startswith("jetson")}
+    assert set(jetsons) == {"jetson-agx-orin-64gb", "jetson-orin-nx-16gb", "jetson-orin-nano-8gb"}
+    for p in jetsons.values():
+        assert any("15W power mode (15 W)" in line for line in p.why), p.why
+
+
+def test_a_mode_allows_the_throughput_of_its_clock(catalog: Catalog) -> None:
+    nano = catalog.edge_device("jetson-orin-nano-8gb")
+    by_budget = {}
+    for watts in (7, 15, 25):
+        r = recommend(_edge(power_budget_w=watts), catalog=catalog, objective="fastest", top=10)
+        (p,) = [p for p in r.picks if p.instance_type == nano.id]
+        by_budget[watts] = p.predicted.throughput
+    assert by_budget[7] < by_budget[15] < by_budget[25]
+    modes = {m.watts: m.int8_tops for m in nano.modes()}
+    assert by_budget[15] / by_budget[25] == pytest.approx(modes[15] / modes[25], rel=0.05)
+
+
+def test_a_device_that_needs_a_host_carries_its_price_and_power(catalog: Catalog) -> None:
+    hailo = catalog.edge_device("hailo-8-m2")
+    assert hailo.host is not None
+    r = recommend(_edge(), catalog=catalog, objective="cheapest", top=10)
+    (p,) = [p for p in r.picks if p.instance_type == hailo.id]
+    assert hailo.host.name in p.why[0]
+    assert p.cost.total_usd is not None and p.cost.energy_usd is not None
+    unit = hailo.list_price_usd + hailo.host.price_usd
+    assert p.cost.total_usd == pytest.approx(p.gpus * unit + p.cost.energy_usd, rel=1e-6)
+    assert f"{hailo.power_w_max + hailo.host.power_w:g} W with the host" in p.why[1]
 
 
 def test_units_scale_with_the_target_rate(catalog: Catalog) -> None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from recommender.api.deps import CatalogDep, ServicesDep
 from recommender.api.errors import unknown_accelerator
-from recommender.api.problems import CatalogProblem, problem_responses
+from recommender.api.problems import CatalogProblem, FieldError, ProblemError, problem_responses
 from recommender.api.schemas import CatalogStatus, OfferOut, OfferPage, QueryText, ReloadReport
 from recommender.catalog import Accelerator, UnknownAcceleratorError
 from recommender.catalog.query import select_offers
@@ -21,6 +21,43 @@ router = APIRouter(tags=["catalog"])
 
 Limit = Annotated[int, Query(ge=1, le=1000, description="Items per page.")]
 Offset = Annotated[int, Query(ge=0, le=10_000_000, description="Items to skip.")]
+OFFER_FILTERS = frozenset(
+    {
+        "cloud",
+        "region",
+        "gpu",
+        "gpus",
+        "min_gpu_memory",
+        "max_price",
+        "spot",
+        "purchase",
+        "limit",
+        "offset",
+    }
+)
+
+
+def _refuse_unknown_parameters(request: Request) -> None:
+    """A misspelt filter (``gpu_count=8``) is a 422 naming it, not silently ignored."""
+    unknown = sorted(set(request.query_params) - OFFER_FILTERS)
+    if not unknown:
+        return
+    known = ", ".join(sorted(OFFER_FILTERS))
+    raise ProblemError(
+        422,
+        "unknown-parameter",
+        f"unknown query parameter(s): {', '.join(unknown)} (known: {known})",
+        title="Unknown query parameter",
+        errors=[
+            FieldError(
+                location="query",
+                field=name,
+                message=f"unknown query parameter {name!r}; known: {known}",
+                type="unknown",
+            )
+            for name in unknown
+        ],
+    )
 
 
 @router.get(
@@ -30,6 +67,7 @@ Offset = Annotated[int, Query(ge=0, le=10_000_000, description="Items to skip.")
     responses=problem_responses(422, 503),
 )
 def list_offers(
+    request: Request,
     catalog: CatalogDep,
     cloud: Annotated[list[Literal["aws", "gcp", "azure"]] | None, Query()] = None,
     region: Annotated[list[QueryText] | None, Query(description="Region id.")] = None,
@@ -41,9 +79,17 @@ def list_offers(
     spot: Annotated[
         bool | None, Query(description="true: spot rows only; false: on-demand only.")
     ] = None,
+    gpus: Annotated[
+        int | None, Query(ge=1, le=10_000, description="Exactly this many GPUs per instance.")
+    ] = None,
+    purchase: Annotated[
+        list[Literal["on-demand", "spot", "reservation"]] | None,
+        Query(description="How the price is bought (repeatable; default all)."),
+    ] = None,
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> OfferPage:
+    _refuse_unknown_parameters(request)
     try:
         index = select_offers(
             catalog,
@@ -53,6 +99,8 @@ def list_offers(
             min_gpu_memory_gb=min_gpu_memory,
             max_price=max_price,
             spot=spot,
+            gpu_count=gpus,
+            purchase=purchase,
         )
     except UnknownAcceleratorError as exc:
         raise unknown_accelerator(exc, location="query", field="gpu") from exc

@@ -4,9 +4,11 @@ Rows are grouped per offering (instance type, accelerator row, GPU count); each 
 one :class:`InstanceType` with its shape (the most common vCPUs, memory, GPU memory, local
 disk and architecture of its rows) and its per-region prices. The family table names the
 family and the canonical accelerator id; instance-level quirks are fixed and reported here:
-fractional GPUs (skipped), counts the source gets wrong (``true_gpus``), rows without an
+fractional GPUs (one device with ``gpu_fraction``), counts the source gets wrong or omits
+(``true_gpus``), device memory it gets wrong (``true_gpu_memory_gib``), rows without an
 accelerator name (inferred from the family) or naming another accelerator (the family wins),
-and GPU instance types no family covers (skipped).
+GPU instance types no family covers and types deliberately not imported (skipped). Every row
+is entered in the report's row ledger: used, or skipped with the reason.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
-from recommender.catalog.families import FamilySpec, classify
+from recommender.catalog.families import FamilySpec, classify, not_imported
 from recommender.catalog.names import AcceleratorNames
 from recommender.catalog.schema import Family, InstanceType
 from recommender.catalog.skypilot.parse import VmRow
@@ -26,6 +28,7 @@ __all__ = ["build_families", "natural_key"]
 
 Cleaner = Callable[[VmRow], VmRow | None]
 GroupKey = tuple[str, str, float | None]
+Gpus = tuple[int, float | None]  # whole devices, and the fraction of one where it is a share
 
 
 def natural_key(name: str) -> tuple[tuple[int, str], ...]:
@@ -44,70 +47,142 @@ class _Builder:
     def skip(self, kind: str, subject: str, detail: str) -> None:
         self.report.add(self.cloud, kind, subject, detail)
 
-    def gpus(self, spec: FamilySpec, name: str, rows: Sequence[VmRow]) -> int | None:
+    def fixed(self, kind: str, rows: Sequence[VmRow], subject: str, detail: str) -> None:
+        """An instance-wide fix: reported once, entered against every row."""
+        self.report.add(self.cloud, kind, subject, detail)
+        for row in rows:
+            for origin in row.origins:
+                self.report.rows.fix(origin, kind)
+
+    def dropped(self, kind: str, rows: Iterable[VmRow], subject: str, detail: str) -> None:
+        """Rows left out: reported once, each entered as skipped for ``kind``."""
+        self.report.add(self.cloud, kind, subject, detail)
+        for row in rows:
+            for origin in row.origins:
+                self.report.rows.skip(origin, kind)
+
+    def gpus(self, spec: FamilySpec, name: str, rows: Sequence[VmRow]) -> Gpus | None:
         count, _ = most_common(r.count for r in rows if r.count is not None)
+        where = rows[0].origin
+        if (count is None or count <= 0) and spec.true_gpus is not None:
+            self.fixed(
+                "gpu-count-inferred",
+                rows,
+                name,
+                f"no AcceleratorCount ({where}); {spec.true_gpus} x {spec.accelerator} by family"
+                + (f": {spec.note}" if spec.note else ""),
+            )
+            return spec.true_gpus, None
         if count is None or count <= 0:
-            self.skip("no-gpu-count", name, f"no AcceleratorCount ({rows[0].origin})")
+            self.dropped("no-gpu-count", rows, name, f"no AcceleratorCount ({where})")
             return None
         if not count.is_integer():
-            self.skip(
-                "fractional-gpu", name, f"{count:g} x {spec.accelerator} per VM ({rows[0].origin})"
+            if count > 1:
+                self.dropped(
+                    "no-gpu-count", rows, name, f"{count:g} devices is not a share of one ({where})"
+                )
+                return None
+            self.fixed(
+                "fractional-gpu", rows, name, f"{count:g} x {spec.accelerator} per VM ({where})"
             )
-            return None
+            return 1, count
         if spec.true_gpus is not None and int(count) != spec.true_gpus:
-            self.skip(
+            self.fixed(
                 "gpu-count-fixed",
+                rows,
                 name,
                 f"source says {int(count)} x {spec.accelerator}, kept {spec.true_gpus}"
                 + (f": {spec.note}" if spec.note else ""),
             )
-            return spec.true_gpus
-        return int(count)
+            return spec.true_gpus, None
+        return int(count), None
 
-    def check_name(self, spec: FamilySpec, name: str, given: str) -> None:
+    def gpu_memory(self, spec: FamilySpec, name: str, rows: Sequence[VmRow]) -> float | None:
+        memory, _ = most_common(r.gpu_memory_gib for r in rows if r.gpu_memory_gib)
+        if spec.true_gpu_memory_gib is not None and memory != spec.true_gpu_memory_gib:
+            self.fixed(
+                "gpu-memory-fixed",
+                rows,
+                name,
+                f"source says {memory:g} GiB per device, kept {spec.true_gpu_memory_gib:g}"
+                + (f": {spec.note}" if spec.note else ""),
+            )
+            return spec.true_gpu_memory_gib
+        return memory
+
+    def arch(self, spec: FamilySpec, name: str, rows: Sequence[VmRow]) -> str:
+        arch, _ = most_common(r.arch for r in rows)
+        if spec.arch is not None and arch != spec.arch:
+            self.fixed(
+                "arch-inferred",
+                rows,
+                name,
+                f"source says {arch}; the family's hosts are {spec.arch}",
+            )
+            return spec.arch
+        return arch or "x86_64"
+
+    def check_name(self, spec: FamilySpec, name: str, rows: Sequence[VmRow]) -> None:
+        given = rows[0].accelerator
         if not given:
-            self.skip(
-                "accelerator-inferred", name, f"no AcceleratorName; {spec.accelerator} by family"
+            self.fixed(
+                "accelerator-inferred",
+                rows,
+                name,
+                f"no AcceleratorName; {spec.accelerator} by family",
             )
             return
         if self.names is None or self.cloud == "gcp":
             return  # GCP rows are paired by name in compose.py
         if spec.accelerator not in {a.id for a in self.names.resolve_all(given, strict=False)}:
-            self.skip(
+            self.fixed(
                 "accelerator-mismatch",
+                rows,
                 name,
                 f"row says {given!r}, family {spec.family} says {spec.accelerator}; "
                 "kept the family's",
             )
 
+    def account(self, cleaned: Sequence[VmRow], regions: set[str]) -> None:
+        """Rows priced into one of ``regions`` are imported; the rest lost every price."""
+        for row in cleaned:
+            if row.region in regions:
+                self.report.rows.use(row.origins)
+            else:
+                for origin in row.origins:
+                    self.report.rows.skip(origin, "no-price")
+
     def instance(self, spec: FamilySpec, name: str, rows: Sequence[VmRow]) -> InstanceType | None:
-        gpus = self.gpus(spec, name, rows)
-        if gpus is None:
+        shape = self.gpus(spec, name, rows)
+        if shape is None:
             return None
-        self.check_name(spec, name, rows[0].accelerator)
+        gpus, fraction = shape
+        self.check_name(spec, name, rows)
         vcpus, n_vcpus = most_common(r.vcpus for r in rows if r.vcpus)
         memory, n_memory = most_common(r.memory_gib for r in rows if r.memory_gib)
         if vcpus is None or memory is None:
-            self.skip("no-shape", name, f"no vCPUs or MemoryGiB ({rows[0].origin})")
+            self.dropped("no-shape", rows, name, f"no vCPUs or MemoryGiB ({rows[0].origin})")
             return None
         if n_vcpus > 1 or n_memory > 1:
-            self.skip("shape-disagrees", name, f"kept {vcpus:g} vCPUs, {memory:g} GiB")
+            self.fixed("shape-disagrees", rows, name, f"kept {vcpus:g} vCPUs, {memory:g} GiB")
         cleaned = [c for r in rows if (c := self.clean(r)) is not None]
-        subject = name if self.cloud != "gcp" else f"{name} + {gpus} x {rows[0].accelerator}"
+        attached = self.cloud == "gcp" and rows[0].accelerator != name  # not a TPU slice
+        subject = f"{name} + {gpus} x {rows[0].accelerator}" if attached else name
         prices = collapse_regions(self.cloud, subject, cleaned, self.report)
+        self.account(cleaned, {p.region for p in prices})
         if not prices:
             return None
-        gpu_memory, _ = most_common(r.gpu_memory_gib for r in rows if r.gpu_memory_gib)
         disk, _ = most_common(r.local_disk_gb for r in rows)
-        arch, _ = most_common(r.arch for r in rows)
+        arch = self.arch(spec, name, rows)
         return InstanceType(
             name=name,
             accelerator=spec.accelerator,
             gpus=gpus,
+            gpu_fraction=fraction,
             vcpus=vcpus,
             memory_gib=memory,
             local_disk_gb=disk or 0.0,
-            gpu_memory_gib=gpu_memory,
+            gpu_memory_gib=self.gpu_memory(spec, name, rows),
             arch="arm64" if arch == "arm64" else "x86_64",
             prices=prices,
         )
@@ -126,6 +201,24 @@ def _groups(cloud: str, rows: Iterable[VmRow]) -> dict[GroupKey, list[VmRow]]:
     return groups
 
 
+def _unclassified(b: _Builder, name: str, group: Sequence[VmRow]) -> None:
+    """Rows of a type no family covers: deliberately left out, unknown, or CPU-only."""
+    reason = not_imported(b.cloud, name)
+    n = len(group)
+    if reason is not None:
+        b.dropped("not-imported", group, name, f"{n} row(s): {reason}")
+    elif group[0].accelerator or (group[0].count or 0) > 0:
+        b.dropped(
+            "unknown-family",
+            group,
+            name,
+            f"{group[0].accelerator or '?'} x {group[0].count or 0:g}: add a FamilySpec "
+            "to recommender/catalog/families.py (and the accelerator to accelerators.yaml)",
+        )
+    else:
+        b.dropped("no-accelerator", group, name, f"{n} row(s) without an accelerator")
+
+
 def build_families(
     cloud: str,
     rows: Iterable[VmRow],
@@ -142,14 +235,8 @@ def build_families(
     for (name, _, _), group in groups:
         spec = classify(cloud, name, group[0].accelerator or None)
         if spec is None:
-            if group[0].accelerator or (group[0].count or 0) > 0:
-                b.skip(
-                    "unknown-family",
-                    name,
-                    f"{group[0].accelerator or '?'} x {group[0].count or 0:g}: add a FamilySpec "
-                    "to recommender/catalog/families.py (and the accelerator to accelerators.yaml)",
-                )
-            continue  # a CPU-only instance type
+            _unclassified(b, name, group)
+            continue
         inst = b.instance(spec, name, group)
         if inst is not None:
             specs[spec.family] = spec
@@ -159,6 +246,7 @@ def build_families(
             name=family,
             title=specs[family].title,
             price_model=specs[family].price_model,
+            purchase=specs[family].purchase,
             instances=sorted(members[family], key=lambda i: (natural_key(i.name), i.gpus)),
         )
         for family in sorted(members)

@@ -18,11 +18,12 @@ from pathlib import Path
 
 from recommender.catalog.names import AcceleratorNames
 from recommender.catalog.schema import CloudCatalog, CloudName, Source
+from recommender.catalog.skypilot.accounting import FileAccount, account
 from recommender.catalog.skypilot.build import build_families
 from recommender.catalog.skypilot.compose import compose_gcp
 from recommender.catalog.skypilot.discover import CsvFile, discover
-from recommender.catalog.skypilot.parse import VmRow, read_vms
-from recommender.catalog.skypilot.quirks import RowCleaner, choose_files
+from recommender.catalog.skypilot.parse import Origin, VmRow, read_vms
+from recommender.catalog.skypilot.quirks import RowCleaner, choose_files, drop_duplicates
 from recommender.catalog.skypilot.report import ImportReport
 from recommender.catalog.writer import dump_yaml
 
@@ -40,6 +41,12 @@ class ImportResult:
     report: ImportReport
     files: dict[str, list[CsvFile]]
     rows_read: dict[str, int] = field(default_factory=dict)
+    origins: dict[str, list[Origin]] = field(default_factory=dict)
+
+    def accounting(self, cloud: str | None = None) -> list[FileAccount]:
+        """Per source file, what became of every row read (see :mod:`.accounting`)."""
+        clouds = [cloud] if cloud else sorted(self.origins)
+        return [a for c in clouds for a in account(self.origins.get(c, []), self.report.rows)]
 
     def stats(self, cloud: str) -> dict[str, int]:
         cat = self.catalogs[cloud]
@@ -117,9 +124,9 @@ def _import_cloud(
     names: AcceleratorNames | None,
     retrieved: dt.date | None,
     progress: Progress | None,
-) -> tuple[CloudCatalog | None, int]:
+) -> tuple[CloudCatalog | None, list[VmRow]]:
     raw = _read(files, progress)
-    rows = choose_files(cloud, raw, report)
+    rows = choose_files(cloud, drop_duplicates(cloud, raw, report), report)
     if progress:
         progress(f"building {cloud} ({len(rows)} rows)")
     cleaner = RowCleaner(cloud, report)
@@ -130,7 +137,7 @@ def _import_cloud(
     else:
         families = build_families(cloud, rows, report, clean=cleaner, names=names)
     if not families:
-        return None, len(raw)
+        return None, raw
     regions = sorted({p.region for f in families for i in f.instances for p in i.prices})
     cloud_name: CloudName = "aws" if cloud == "aws" else "gcp" if cloud == "gcp" else "azure"
     catalog = CloudCatalog(
@@ -139,7 +146,7 @@ def _import_cloud(
         regions=regions,
         families=families,
     )
-    return catalog, len(raw)
+    return catalog, raw
 
 
 def import_skypilot(
@@ -167,8 +174,9 @@ def import_skypilot(
     report = ImportReport()
     result = ImportResult({}, report, found)
     for cloud, files in found.items():
-        catalog, n = _import_cloud(cloud, files, report, names, retrieved, progress)
-        result.rows_read[cloud] = n
+        catalog, raw = _import_cloud(cloud, files, report, names, retrieved, progress)
+        result.rows_read[cloud] = len(raw)
+        result.origins[cloud] = [row.origin for row in raw]
         if catalog is not None:
             result.catalogs[cloud] = catalog
     return result

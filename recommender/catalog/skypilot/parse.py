@@ -91,6 +91,12 @@ class VmRow:
     arch: str
     local_disk_gb: float
     origin: Origin
+    parts: tuple[Origin, ...] = ()  # GCP composites: the host and accelerator rows
+
+    @property
+    def origins(self) -> tuple[Origin, ...]:
+        """Every source row this row stands for (itself, or a composite's parts)."""
+        return self.parts or (self.origin,)
 
     @property
     def key(self) -> str:

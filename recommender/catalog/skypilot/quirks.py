@@ -16,17 +16,20 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 
 from recommender.catalog.skypilot.parse import Origin, VmRow
 from recommender.catalog.skypilot.report import ImportReport
 
-__all__ = ["RowCleaner", "choose_files", "is_local_zone"]
+__all__ = ["PRICE_PLACEHOLDERS", "RowCleaner", "choose_files", "drop_duplicates", "is_local_zone"]
 
 # AWS zone ids (use1-az1) and zone names (us-east-1a); anything else is a local/wavelength zone.
 _AWS_ZONE_ID = re.compile(r"^[a-z]+\d+-az\d+$")
 _AWS_ZONE_NAME = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+[a-z]$")
 SPOT_ROUNDING = 5e-5  # half a unit of SkyPilot's 4th spot decimal
+# Prices a source writes where it has none (catalogs/sources/skypilot/README.md: the anycloud
+# GCP TPU file uses 700.0 in 40 rows, for on-demand and spot alike).
+PRICE_PLACEHOLDERS: dict[str, frozenset[float]] = {"gcp": frozenset({700.0})}
 
 
 def is_local_zone(cloud: str, zone: str | None) -> bool:
@@ -55,12 +58,22 @@ class RowCleaner:
 
     def _add(self, kind: str, row: VmRow, detail: str) -> None:
         self.report.add(self.cloud, kind, _where(row), f"{detail} ({row.origin})")
+        for origin in row.origins:
+            self.report.rows.fix(origin, kind)
+
+    def _placeholder(self, row: VmRow, price: float | None) -> float | None:
+        if price is not None and price in PRICE_PLACEHOLDERS.get(self.cloud, ()):
+            self._add("price-placeholder", row, f"price {price} is a placeholder")
+            return None
+        return price
 
     def _clean(self, row: VmRow) -> VmRow | None:
         if is_local_zone(self.cloud, row.zone):
             self._add("local-zone", row, f"zone {row.zone} is not part of {row.region}")
+            for origin in row.origins:
+                self.report.rows.skip(origin, "local-zone")
             return None
-        price, spot = row.price, row.spot
+        price, spot = self._placeholder(row, row.price), self._placeholder(row, row.spot)
         host_zero = self.cloud == "gcp" and bool(row.instance_type) and price == 0.0
         if price == 0.0 and not host_zero:
             price = None
@@ -80,6 +93,25 @@ class RowCleaner:
         if (price, spot) == (row.price, row.spot):
             return row
         return replace(row, price=price, spot=spot)
+
+
+def _identity(row: VmRow) -> tuple[object, ...]:
+    return (row.origin.file, *(getattr(row, f.name) for f in fields(row) if f.name != "origin"))
+
+
+def drop_duplicates(cloud: str, rows: Sequence[VmRow], report: ImportReport) -> list[VmRow]:
+    """Rows equal in every cell to an earlier row of the same file are skipped, reported."""
+    first: dict[tuple[object, ...], VmRow] = {}
+    out = []
+    for row in rows:
+        key = _identity(row)
+        if key in first:
+            report.add(cloud, "duplicate-row", _where(row), f"{row.origin} = {first[key].origin}")
+            report.rows.skip(row.origin, "duplicate-row")
+            continue
+        first[key] = row
+        out.append(row)
+    return out
 
 
 def choose_files(cloud: str, rows: Sequence[VmRow], report: ImportReport) -> list[VmRow]:
@@ -102,4 +134,10 @@ def choose_files(cloud: str, rows: Sequence[VmRow], report: ImportReport) -> lis
                 key,
                 f"taken from {ranked[0][0]} ({len(ranked[0][1])} regions) over {others}",
             )
-    return [row for row in rows if chosen[row.key] == row.origin.file]
+    kept = []
+    for row in rows:
+        if chosen[row.key] == row.origin.file:
+            kept.append(row)
+        else:
+            report.rows.skip(row.origin, "file-choice")
+    return kept

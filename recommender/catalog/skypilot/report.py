@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from recommender.catalog.skypilot.accounting import RowLedger
+
 __all__ = ["KINDS", "Fix", "ImportReport"]
 
 # kind -> what the importer does about it (one line, shown in summaries and YAML headers).
@@ -23,7 +25,14 @@ KINDS: dict[str, str] = {
     "on-demand-disagrees": "zones of one region disagree on on-demand; the most common kept",
     "shape-disagrees": "rows disagree on vCPUs/memory; the most common kept",
     "gpu-count-fixed": "GPU count the source gets wrong replaced by the true count",
-    "fractional-gpu": "instance with a fraction of a GPU skipped (counts are whole devices)",
+    "fractional-gpu": "instance with a fraction of a GPU: one device, gpu_fraction set",
+    "gpu-count-inferred": "row without an accelerator count: the family's true count used",
+    "gpu-memory-fixed": "device memory the source gets wrong replaced by the chip's",
+    "arch-inferred": "host CPU architecture the source omits taken from the family",
+    "duplicate-row": "exact duplicate of an earlier row of the same file skipped",
+    "price-placeholder": "placeholder price (700.0 on GCP TPU rows) left absent",
+    "not-imported": "instance type deliberately not imported (families.NOT_IMPORTED says why)",
+    "no-accelerator": "row of an instance type without any accelerator (CPU-only) skipped",
     "accelerator-inferred": "row without an accelerator name: accelerator taken from its family",
     "accelerator-mismatch": "row names another accelerator than its family: the family's kept",
     "no-gpu-count": "GPU instance without an accelerator count skipped",
@@ -62,6 +71,7 @@ class ImportReport:
     """Every :class:`Fix` of one import run, in a deterministic order."""
 
     fixes: list[Fix] = field(default_factory=list)
+    rows: RowLedger = field(default_factory=RowLedger)
 
     def add(self, cloud: str, kind: str, subject: str, detail: str) -> None:
         if kind not in KINDS:

@@ -86,9 +86,9 @@ def test_nd96isr_h100_v5_has_eight_gpus_not_twelve(imported: ImportResult) -> No
     assert "source says 12" in fix.detail and "kept 8" in fix.detail
 
 
-def test_fractional_gpus_are_skipped(imported: ImportResult) -> None:
-    names = {i.name for f in imported.catalogs["azure"].families for i in f.instances}
-    assert "Standard_NV6ads_A10_v5" not in names
+def test_fractional_gpus_are_offers_of_one_device_share(imported: ImportResult) -> None:
+    nv6 = instance(imported, "azure", "Standard_NV6ads_A10_v5")
+    assert (nv6.accelerator, nv6.gpus, nv6.gpu_fraction) == ("A10", 1, 0.167)
     assert kinds(imported, "azure")["fractional-gpu"] == ["Standard_NV6ads_A10_v5"]
 
 

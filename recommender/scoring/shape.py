@@ -22,6 +22,7 @@ models without dropout come out right:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from recommender.models.arch import GivenArch, TransformerArch
@@ -194,7 +195,10 @@ def estimated_transformer(w: Workload) -> tuple[TransformerArch, int] | None:
         return None
     layers = _estimated_layers(w.parameters)
     hidden = (w.parameters / (12.0 * layers)) ** 0.5
+    # Head counts of real models are multiples of 8 (or small powers of two), so that tensor
+    # parallelism can split them.
     heads = max(1, round(hidden / ESTIMATED_HEAD_DIM))
+    heads = max(8, round(heads / 8) * 8) if heads >= 8 else 2 ** round(math.log2(heads))
     arch = TransformerArch(layers=int(layers), hidden_size=heads * ESTIMATED_HEAD_DIM, heads=heads)
     tokens = spec.sequence_length
     if tokens is None:

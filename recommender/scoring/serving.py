@@ -56,6 +56,9 @@ ALLREDUCES_PER_LAYER = 2.0
 # Kernels per layer of a CUDA-graph-captured decode step (fused norms, QKV, attention, MLP).
 SERVING_KERNELS_PER_LAYER = 8.0
 TENSOR_PARALLEL_CHOICES = (1, 2, 4, 8, 16)
+# Device time per kernel of a decode step replayed as a CUDA graph (no per-kernel launch from
+# the host; ~2 us of tail and scheduling each, NVIDIA's CUDA Graphs blog measurements).
+CUDA_GRAPH_KERNEL_S = 2e-6
 # Fp8 weight-only kernels (Marlin) run on Ampere and newer when the chip has no fp8 units.
 FP8_WEIGHT_ONLY_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell", "cdna3"})
 
@@ -161,13 +164,17 @@ def _decode_step(
     message = b * s.hidden * 2.0
     comm = ALLREDUCES_PER_LAYER * s.layers * (latency + 2.0 * (tp - 1) / tp * message / r.link)
     comm = np.where(tp > 1, comm, 0.0)
-    kernels = SERVING_KERNELS_PER_LAYER * s.layers * cal.kernel_gpu_s
+    execution = serving_execution(w)
+    per_kernel = (
+        cal.kernel_gpu_s if execution == "eager" else min(cal.kernel_gpu_s, CUDA_GRAPH_KERNEL_S)
+    )
+    kernels = SERVING_KERNELS_PER_LAYER * s.layers * per_kernel
     memory_bound = weights / r.bandwidth >= gemm_flops / r.flops
     # The engine's own host time per iteration (scheduling, sampling, detokenising): small
     # when the decode step is a captured CUDA graph (``execution: compiled``: vLLM,
     # TensorRT-LLM, SGLang, gpt-fast), tens of ms for a Python loop launching every kernel
     # (``eager``: Hugging Face generate, early TGI). Calibrated: ``serving_step_s``.
-    step = gemm + attention + comm + kernels + cal.serving_step_s[serving_execution(w)]
+    step = gemm + attention + comm + kernels + cal.serving_step_s[execution]
     return np.asarray(step), np.asarray(memory_bound)
 
 

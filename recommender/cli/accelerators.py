@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from recommender.catalog import Accelerator
+from typing import TYPE_CHECKING
+
 from recommender.cli._app import CatalogDirOption, app, load_catalog_or_exit
 from recommender.cli._output import Format, FormatOption, out, print_csv, print_json, table
+
+if TYPE_CHECKING:
+    from recommender.catalog import Accelerator
 
 __all__ = ["accelerators"]
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from recommender.catalog import Offer, validate_catalog
-from recommender.catalog.loader import default_catalog_dir
-from recommender.catalog.query import select_offers
 from recommender.cli._app import CatalogDirOption, catalog_app, load_catalog_or_exit
 from recommender.cli._output import Format, FormatOption, err, out, print_csv, print_json, table
+
+if TYPE_CHECKING:
+    from recommender.catalog import Offer
 
 __all__ = ["list_offers", "validate"]
 
@@ -42,6 +42,8 @@ def list_offers(
     catalog_dir: CatalogDirOption = None,
 ) -> None:
     """List offers (instance x region x pricing), cheapest first."""
+    from recommender.catalog.query import select_offers
+
     catalog = load_catalog_or_exit(catalog_dir)
     try:
         index = select_offers(
@@ -111,6 +113,8 @@ def validate(
     fmt: FormatOption = Format.table,
 ) -> None:
     """Check every catalog file; exit 1, one line per problem, when any is broken."""
+    from recommender.catalog import default_catalog_dir, validate_catalog
+
     where = directory or default_catalog_dir()
     problems = validate_catalog(where)
     errors = [p for p in problems if p.severity == "error"]

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from recommender.catalog.writer import write_atomic
 from recommender.cli._app import app
 from recommender.cli._output import Format, FormatOption, err, fail, out, print_json
 
@@ -145,6 +144,8 @@ def probe(
     except WorkloadLoadError as exc:
         fail(escape(str(exc)), code=2)
     if output is not None:
+        from recommender.catalog.writer import write_atomic
+
         write_atomic(output, profile.to_json() + "\n")
     sent = _post(profile, post_to, api_key, budget.end().remaining()) if post_to else True
     if fmt is Format.json:

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
 import typer
-from pydantic import ValidationError
 
-from recommender.catalog import UnknownAcceleratorError
-from recommender.catalog.problems import WorkloadError
 from recommender.cli._app import CatalogDirOption, app, load_catalog_or_exit
 from recommender.cli._output import Format, FormatOption, err, fail, out, print_json, table
-from recommender.profile import Profile
-from recommender.scoring import Prediction, Recommendation, predict, recommend
-from recommender.scoring.results import Objective
-from recommender.workload import Workload, load_workload
 
-__all__ = ["predict_command", "recommend_command"]
+if TYPE_CHECKING:  # the engine loads when a command runs, not for --help
+    from recommender.profile import Profile
+    from recommender.scoring import Prediction, Recommendation
+    from recommender.workload import Workload
+
+__all__ = ["Objective", "predict_command", "recommend_command"]
+
+# recommender.scoring.results.Objective, spelled here so that --help needs no engine import
+# (tests/cli checks that the two agree).
+Objective = Literal["cheapest", "fastest", "balanced"]
 
 WorkloadArg = Annotated[Path, typer.Argument(help="Workload file (YAML or JSON).")]
 ProfileOption = Annotated[
@@ -28,6 +30,9 @@ ProfileOption = Annotated[
 
 
 def _workload(path: Path) -> Workload:
+    from recommender.catalog.problems import WorkloadError
+    from recommender.workload import load_workload
+
     try:
         return load_workload(path)
     except WorkloadError as exc:
@@ -40,6 +45,10 @@ def _workload(path: Path) -> Workload:
 def _profile(path: Path | None) -> Profile | None:
     if path is None:
         return None
+    from pydantic import ValidationError
+
+    from recommender.profile import Profile
+
     try:
         return Profile.model_validate_json(path.read_bytes())
     except OSError as exc:
@@ -51,7 +60,7 @@ def _profile(path: Path | None) -> Profile | None:
         )
 
 
-R = TypeVar("R", Recommendation, Prediction)
+R = TypeVar("R", "Recommendation", "Prediction")
 
 
 def _show(result: R, fmt: Format, as_table: Callable[[R], None]) -> None:
@@ -73,6 +82,9 @@ def recommend_command(
     catalog_dir: CatalogDirOption = None,
 ) -> None:
     """Rank every offer for WORKLOAD: predicted time, cost, and why."""
+    from recommender.catalog import UnknownAcceleratorError
+    from recommender.scoring import recommend
+
     w = _workload(workload)
     catalog = load_catalog_or_exit(catalog_dir)
     try:
@@ -153,6 +165,9 @@ def predict_command(
     catalog_dir: CatalogDirOption = None,
 ) -> None:
     """Predict WORKLOAD on GPUS x ACCELERATOR: throughput, step time, bottleneck, memory fit."""
+    from recommender.catalog import UnknownAcceleratorError
+    from recommender.scoring import predict
+
     w = _workload(workload)
     catalog = load_catalog_or_exit(catalog_dir)
     try:

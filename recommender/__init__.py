@@ -1,8 +1,13 @@
 """instance-recommender: which cloud GPU instance (or edge device) to run an ML workload on.
 
-    >>> from recommender import Workload, load_catalog, recommend, predict
-    >>> catalog = load_catalog()
-    >>> result = recommend(Workload.model_validate(spec), catalog=catalog, objective="cheapest")
+    >>> from recommender import RecommenderError, load_catalog, recommend, predict
+    >>> catalog = load_catalog()  # optional: recommend() loads the bundled catalog itself
+    >>> result = recommend(spec, catalog=catalog, objective="cheapest")  # dict, Workload or path
+
+Every error raised on purpose is a :class:`RecommenderError` naming the field at fault:
+:class:`WorkloadError`, :class:`CatalogError`, :class:`ProfileError` (each with its
+``problems``: file, line, field), :class:`NotFoundError` (e.g. an unknown accelerator, with
+suggestions) and :class:`InvalidOptionError` (an objective or count outside its choices).
 
 The public surface is what ``__all__`` lists; everything in submodules whose name starts
 with an underscore, and anything not listed here, may change without notice.
@@ -17,6 +22,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from recommender._facade import predict, recommend
     from recommender.catalog import (
         Accelerator,
         Catalog,
@@ -28,9 +34,15 @@ if TYPE_CHECKING:
         load_catalog,
         validate_catalog,
     )
-    from recommender.catalog.problems import WorkloadError
+    from recommender.catalog.problems import (
+        InvalidOptionError,
+        NotFoundError,
+        ProfileError,
+        RecommenderError,
+        WorkloadError,
+    )
     from recommender.profile import Profile
-    from recommender.scoring import Calibration, Prediction, Recommendation, predict, recommend
+    from recommender.scoring import Calibration, Prediction, Recommendation
     from recommender.workload import Workload, load_workload
 
 __version__ = "0.1.0"
@@ -47,12 +59,16 @@ _LAZY = {
     "load_catalog": "recommender.catalog",
     "validate_catalog": "recommender.catalog",
     "WorkloadError": "recommender.catalog.problems",
+    "InvalidOptionError": "recommender.catalog.problems",
+    "NotFoundError": "recommender.catalog.problems",
+    "ProfileError": "recommender.catalog.problems",
+    "RecommenderError": "recommender.catalog.problems",
     "Profile": "recommender.profile",
     "Calibration": "recommender.scoring",
     "Prediction": "recommender.scoring",
     "Recommendation": "recommender.scoring",
-    "predict": "recommender.scoring",
-    "recommend": "recommender.scoring",
+    "predict": "recommender._facade",
+    "recommend": "recommender._facade",
     "Workload": "recommender.workload",
     "load_workload": "recommender.workload",
 }
@@ -62,12 +78,16 @@ __all__ = [
     "Calibration",
     "Catalog",
     "CatalogError",
+    "InvalidOptionError",
+    "NotFoundError",
     "Offer",
     "OffersTable",
     "Prediction",
     "Problem",
     "Profile",
+    "ProfileError",
     "Recommendation",
+    "RecommenderError",
     "UnknownAcceleratorError",
     "Workload",
     "WorkloadError",

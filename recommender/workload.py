@@ -223,7 +223,7 @@ class InferenceSpec(_Model):
 
 
 class Workload(_Model):
-    """The public workload contract (see DESIGN.md)."""
+    """The public workload contract (README.md, "Recommend an instance", lists every field)."""
 
     name: str = Field(min_length=1, max_length=200)
     kind: WorkloadKind

@@ -1,4 +1,9 @@
-"""Problems found in catalog files, each with its place: file, line and field path."""
+"""The library's errors: a common base, and problems found in input files with their place.
+
+Every error the library raises on purpose is a :class:`RecommenderError`; each says which
+input ``field`` was at fault. :class:`ProblemsError` and its subclasses (catalog, workload,
+profile) carry every :class:`Problem` found, each with file, line and field path.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["CatalogError", "Problem", "ProblemsError", "Severity", "WorkloadError", "display_path"]
+__all__ = [
+    "CatalogError",
+    "InvalidOptionError",
+    "NotFoundError",
+    "Problem",
+    "ProblemsError",
+    "ProfileError",
+    "RecommenderError",
+    "Severity",
+    "WorkloadError",
+    "display_path",
+]
 
 Severity = Literal["error", "warning"]
 
@@ -50,13 +66,35 @@ class Problem:
         }
 
 
-class ProblemsError(Exception):
+class RecommenderError(Exception):
+    """Base of every error the library raises on purpose; ``field`` names the input at fault
+    (a dotted path such as ``constraints.regions[0]``, or ``""`` when no one field is)."""
+
+    field: str = ""
+
+
+class InvalidOptionError(RecommenderError, ValueError):
+    """An argument outside its allowed values (``objective="bogus"``, ``top=0``)."""
+
+    def __init__(self, field: str, value: object, allowed: str) -> None:
+        self.field = field
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"{field} must be {allowed} (got {value!r})")
+
+
+class NotFoundError(RecommenderError, LookupError):
+    """A name that nothing in the catalog answers to (accelerator, edge device, region...)."""
+
+
+class ProblemsError(RecommenderError):
     """Input could not be used; ``problems`` lists every reason with its place."""
 
     what = "the input"
 
     def __init__(self, problems: Iterable[Problem]) -> None:
         self.problems: Sequence[Problem] = tuple(problems)
+        self.field = next((p.field for p in self.problems if p.severity == "error"), "")
         lines = [str(p) for p in self.problems]
         head = f"{len(lines)} problem(s) in {self.what}"
         super().__init__(head + ":\n" + "\n".join(f"  {line}" for line in lines))
@@ -69,6 +107,12 @@ class CatalogError(ProblemsError):
 
 
 class WorkloadError(ProblemsError):
-    """A workload file could not be read or validated."""
+    """A workload (file, dict or model) could not be read or validated."""
 
     what = "the workload"
+
+
+class ProfileError(ProblemsError):
+    """A probe profile could not be read, validated or used."""
+
+    what = "the profile"

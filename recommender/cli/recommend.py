@@ -82,7 +82,7 @@ def recommend_command(
     catalog_dir: CatalogDirOption = None,
 ) -> None:
     """Rank every offer for WORKLOAD: predicted time, cost, and why."""
-    from recommender.catalog import UnknownAcceleratorError
+    from recommender.catalog.problems import RecommenderError
     from recommender.scoring import recommend
 
     w = _workload(workload)
@@ -91,7 +91,7 @@ def recommend_command(
         result = recommend(
             w, catalog=catalog, objective=objective, top=top, profile=_profile(profile)
         )
-    except (UnknownAcceleratorError, ValueError) as exc:
+    except RecommenderError as exc:
         fail(str(exc))
     _show(result, fmt, _print_recommendation)
 
@@ -165,14 +165,14 @@ def predict_command(
     catalog_dir: CatalogDirOption = None,
 ) -> None:
     """Predict WORKLOAD on GPUS x ACCELERATOR: throughput, step time, bottleneck, memory fit."""
-    from recommender.catalog import UnknownAcceleratorError
+    from recommender.catalog.problems import RecommenderError
     from recommender.scoring import predict
 
     w = _workload(workload)
     catalog = load_catalog_or_exit(catalog_dir)
     try:
         result = predict(w, accelerator, gpus, catalog=catalog, profile=_profile(profile))
-    except (UnknownAcceleratorError, ValueError) as exc:
+    except RecommenderError as exc:
         fail(str(exc))
     _show(result, fmt, _print_prediction)
 

@@ -25,6 +25,7 @@ from recommender.catalog.yamlfile import LineMap, validation_problems
 from recommender.profile import Profile
 from recommender.scoring.results import Objective
 from recommender.workload import Workload, load_workload
+from recommender.workload_file import non_finite_paths
 
 if TYPE_CHECKING:
     from recommender.catalog import Catalog
@@ -41,14 +42,27 @@ M = TypeVar("M", Workload, Profile)
 
 
 def _validated(model: type[M], value: object, what: str, error: type[ProblemsError]) -> M:
+    """``value`` as ``model``: strict types, as the API and workload files have them."""
+    lines = LineMap(what)
+    infinite = [
+        lines.problem(p, "must be a finite number (no inf or nan)", check="schema")
+        for p in non_finite_paths(value)
+    ]
+    if infinite:
+        raise error(infinite)
     try:
-        return model.model_validate(value)
+        # a profile holds timestamps as text (JSON): strict types are for workloads
+        return model.model_validate(value, strict=model is Workload)
     except ValidationError as exc:
-        raise error(validation_problems(exc, LineMap(what))) from exc
+        raise error(validation_problems(exc, lines)) from exc
 
 
 def as_workload(workload: Workload | Mapping[str, object] | str | Path) -> Workload:
-    """A :class:`Workload` from a model, a mapping or a YAML/JSON file path."""
+    """A :class:`Workload` from a model, a mapping or a YAML/JSON file path.
+
+    Mappings are validated with strict types (``True`` is not 1, ``"32"`` is not 32) and
+    finite numbers only, as the API validates its JSON bodies.
+    """
     if isinstance(workload, Workload):
         return workload
     if isinstance(workload, str | Path):
@@ -65,7 +79,7 @@ def as_profile(profile: Profile | Mapping[str, object] | None) -> Profile | None
 
 def _count(field: str, value: object, most: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-        raise InvalidOptionError(field, value, f"a whole number from 1 to {most}")
+        raise InvalidOptionError(field, value, f">= 1 and <= {most} (a whole number)")
     return value
 
 

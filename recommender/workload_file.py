@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import yaml
@@ -28,7 +28,14 @@ from recommender.catalog.problems import Problem, WorkloadError, display_path
 from recommender.catalog.yamlfile import LineMap, validation_problems
 from recommender.workload import Workload
 
-__all__ = ["MAX_WORKLOAD_FILE_BYTES", "non_finite_paths", "parse_workload_text", "read_workload"]
+__all__ = [
+    "MAX_WORKLOAD_FILE_BYTES",
+    "locate",
+    "non_finite_paths",
+    "parse_workload_text",
+    "read_workload",
+    "read_workload_document",
+]
 
 # The API's request-body limit (recommender.settings.Settings.max_body_bytes, default
 # 1 MiB; tests/test_workload.py checks that the two agree).
@@ -111,8 +118,9 @@ def non_finite_paths(data: object, path: PathKey = ()) -> Iterator[PathKey]:
             yield from non_finite_paths(value, (*path, i))
 
 
-def parse_workload_text(text: str, file: str, *, as_json: bool) -> Workload:
-    """Parse and validate a workload document (strict types, finite numbers)."""
+def parse_workload_text(text: str, file: str, *, as_json: bool) -> tuple[Workload, LineMap]:
+    """Parse and validate a workload document (strict types, finite numbers); the model and
+    the line of each field (to place problems found later, e.g. an unknown region)."""
     if as_json:
         data = _json(text, file)
         try:  # JSON is YAML: the YAML node tree gives each field its line
@@ -134,7 +142,7 @@ def parse_workload_text(text: str, file: str, *, as_json: bool) -> Workload:
     if problems:
         raise WorkloadError(problems)
     try:
-        return Workload.model_validate(data, strict=True)
+        return Workload.model_validate(data, strict=True), lines
     except ValidationError as exc:
         raise WorkloadError(validation_problems(exc, lines)) from exc
 
@@ -163,6 +171,11 @@ def read_workload(path: str | Path) -> Workload:
 
     Raises :class:`WorkloadError` naming file, line and field for every problem found.
     """
+    return read_workload_document(path)[0]
+
+
+def read_workload_document(path: str | Path) -> tuple[Workload, LineMap]:
+    """:func:`read_workload`, with the line of each field."""
     p = Path(path)
     file = display_path(p)
     try:
@@ -186,3 +199,16 @@ def read_workload(path: str | Path) -> Workload:
     text = _decode(raw, file)
     as_json = p.suffix.lower() == ".json" or text.lstrip().startswith("{")
     return parse_workload_text(text, file, as_json=as_json)
+
+
+_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def locate(problems: Iterable[Problem], lines: LineMap) -> list[Problem]:
+    """``problems`` found without a place (e.g. by the engine) placed in ``lines``' file."""
+    placed = []
+    for p in problems:
+        path = [int(i) if i else key for key, i in _PART.findall(p.field)]
+        line = p.line if p.line is not None else lines.line_of(path)
+        placed.append(Problem(lines.file, line, p.field, p.message, p.severity, p.check))
+    return placed

@@ -106,13 +106,14 @@ class CatalogError(ProblemsError):
     what = "the catalog"
 
 
-class WorkloadError(ProblemsError):
-    """A workload (file, dict or model) could not be read or validated."""
+class WorkloadError(ProblemsError, ValueError):
+    """A workload (file, dict or model) could not be read, validated or placed (a constraint
+    naming a region or accelerator the catalog does not have)."""
 
     what = "the workload"
 
 
-class ProfileError(ProblemsError):
+class ProfileError(ProblemsError, ValueError):
     """A probe profile could not be read, validated or used."""
 
     what = "the profile"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,8 +14,34 @@ from recommender.cli._output import Format, FormatOption, err, out, print_csv, p
 
 if TYPE_CHECKING:
     from recommender.catalog import Offer
+    from recommender.catalog.offers import OffersTable
 
-__all__ = ["list_offers", "validate"]
+__all__ = ["EXIT_NO_MATCH", "list_offers", "validate"]
+
+EXIT_NO_MATCH = 3  # as `recommend` without a pick: the filters are valid but match nothing
+
+
+def _positive(what: str) -> Callable[[float | None], float | None]:
+    def check(value: float | None) -> float | None:
+        if value is not None and not (0 < value < math.inf):
+            raise typer.BadParameter(f"{value:g} is not {what} (it must be above 0)")
+        return value
+
+    return check
+
+
+def _known_or_exit(table: OffersTable, clouds: list[str] | None, regions: list[str] | None) -> None:
+    from recommender.scoring.constraint_check import unknown_names
+
+    known = ", ".join(table.cloud_names)
+    problems = unknown_names("cloud", "--cloud", clouds or [], table.cloud_names, known)
+    problems += unknown_names(
+        "region", "--region", regions or [], table.region_names, "`catalog list` lists them"
+    )
+    for problem in problems:
+        err.print(f"[bold red]error:[/] {problem.message}", highlight=False)
+    if problems:
+        raise typer.Exit(2)
 
 
 @catalog_app.command("list")
@@ -28,9 +56,13 @@ def list_offers(
         list[str] | None, typer.Option("--gpu", help="Accelerator, any spelling (repeatable).")
     ] = None,
     min_gpu_memory: Annotated[
-        float | None, typer.Option("--min-gpu-memory", help="GB per GPU.")
+        float | None,
+        typer.Option("--min-gpu-memory", help="GB per GPU.", callback=_positive("GB per GPU")),
     ] = None,
-    max_price: Annotated[float | None, typer.Option("--max-price", help="USD per hour.")] = None,
+    max_price: Annotated[
+        float | None,
+        typer.Option("--max-price", help="USD per hour.", callback=_positive("a price per hour")),
+    ] = None,
     spot: Annotated[
         bool | None,
         typer.Option(
@@ -41,10 +73,15 @@ def list_offers(
     fmt: FormatOption = Format.table,
     catalog_dir: CatalogDirOption = None,
 ) -> None:
-    """List offers (instance x region x pricing), cheapest first."""
+    """List offers (instance x region x pricing), cheapest first.
+
+    An unknown cloud, region or accelerator is an error (exit 2, with the closest names);
+    filters that together match no offer exit 3 after saying so.
+    """
     from recommender.catalog.query import select_offers
 
     catalog = load_catalog_or_exit(catalog_dir)
+    _known_or_exit(catalog.offers, cloud, region)
     try:
         index = select_offers(
             catalog,
@@ -59,12 +96,18 @@ def list_offers(
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from exc
     offers = catalog.offers.offers(index)
+    if not offers:
+        err.print("no offer matches every filter given: drop or widen one", highlight=False)
+        if fmt is Format.table:
+            raise typer.Exit(EXIT_NO_MATCH)
     if fmt is Format.json:
         print_json([o.as_dict() for o in offers])
     elif fmt is Format.csv:
         print_csv([o.as_dict() for o in offers])
     else:
         _print_table(offers, limit)
+    if not offers:
+        raise typer.Exit(EXIT_NO_MATCH)
 
 
 def _print_table(offers: list[Offer], limit: int) -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal, NoReturn, TypeVar
 
 import typer
 
@@ -12,11 +12,17 @@ from recommender.cli._app import CatalogDirOption, app, load_catalog_or_exit
 from recommender.cli._output import Format, FormatOption, err, fail, out, print_json, table
 
 if TYPE_CHECKING:  # the engine loads when a command runs, not for --help
+    from recommender.catalog.problems import Problem, RecommenderError
+    from recommender.catalog.yamlfile import LineMap
     from recommender.profile import Profile
     from recommender.scoring import Prediction, Recommendation
     from recommender.workload import Workload
 
-__all__ = ["Objective", "predict_command", "recommend_command"]
+__all__ = ["EXIT_NO_PICK", "Objective", "predict_command", "recommend_command"]
+
+# `recommend` found no offer meeting every constraint and target (the answer says which
+# left offers out); 2 is bad input, 1 a broken catalog (README, "Recommend an instance").
+EXIT_NO_PICK = 3
 
 # recommender.scoring.results.Objective, spelled here so that --help needs no engine import
 # (tests/cli checks that the two agree).
@@ -29,17 +35,31 @@ ProfileOption = Annotated[
 ]
 
 
-def _workload(path: Path) -> Workload:
+def _invalid(path: Path, problems: Sequence[Problem], exc: Exception) -> NoReturn:
+    err.print(f"[bold red]error:[/] invalid workload {path}:", highlight=False)
+    for problem in problems:
+        err.print(f"  {problem}", highlight=False, markup=False)
+    raise typer.Exit(2) from exc
+
+
+def _workload(path: Path) -> tuple[Workload, LineMap]:
     from recommender.catalog.problems import WorkloadError
-    from recommender.workload import load_workload
+    from recommender.workload_file import read_workload_document
 
     try:
-        return load_workload(path)
+        return read_workload_document(path)
     except WorkloadError as exc:
-        err.print(f"[bold red]error:[/] invalid workload {path}:", highlight=False)
-        for problem in exc.problems:
-            err.print(f"  {problem}", highlight=False, markup=False)
-        raise typer.Exit(2) from exc
+        _invalid(path, exc.problems, exc)
+
+
+def _refused(path: Path, lines: LineMap, exc: RecommenderError) -> NoReturn:
+    """The engine refused the workload: its problems placed in the file, else the message."""
+    from recommender.catalog.problems import WorkloadError
+    from recommender.workload_file import locate
+
+    if isinstance(exc, WorkloadError):
+        _invalid(path, locate(exc.problems, lines), exc)
+    fail(str(exc))
 
 
 def _profile(path: Path | None) -> Profile | None:
@@ -81,19 +101,26 @@ def recommend_command(
     fmt: FormatOption = Format.table,
     catalog_dir: CatalogDirOption = None,
 ) -> None:
-    """Rank every offer for WORKLOAD: predicted time, cost, and why."""
+    """Rank every offer for WORKLOAD: predicted time, cost, and why.
+
+    Exit status: 0 with picks; 3 when no offer meets every constraint and target (the
+    answer names each one that left offers out, and how many); 2 for bad input; 1 for a
+    broken catalog.
+    """
     from recommender.catalog.problems import RecommenderError
     from recommender.scoring import recommend
 
-    w = _workload(workload)
+    w, lines = _workload(workload)
     catalog = load_catalog_or_exit(catalog_dir)
     try:
         result = recommend(
             w, catalog=catalog, objective=objective, top=top, profile=_profile(profile)
         )
     except RecommenderError as exc:
-        fail(str(exc))
+        _refused(workload, lines, exc)
     _show(result, fmt, _print_recommendation)
+    if not result.picks:
+        raise typer.Exit(EXIT_NO_PICK)
 
 
 def _print_recommendation(r: Recommendation) -> None:
@@ -168,12 +195,12 @@ def predict_command(
     from recommender.catalog.problems import RecommenderError
     from recommender.scoring import predict
 
-    w = _workload(workload)
+    w, lines = _workload(workload)
     catalog = load_catalog_or_exit(catalog_dir)
     try:
         result = predict(w, accelerator, gpus, catalog=catalog, profile=_profile(profile))
     except RecommenderError as exc:
-        fail(str(exc))
+        _refused(workload, lines, exc)
     _show(result, fmt, _print_prediction)
 
 

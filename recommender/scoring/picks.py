@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from recommender.catalog.offers import OffersTable
@@ -203,9 +205,24 @@ def _memory_advice(ctx: Context, t: OffersTable, p: Predictions) -> list[str]:
     return [head, *remedies(w, ctx.footprint, acc.memory_gb, bigger)]
 
 
+def no_pick_advice(excluded: Mapping[str, int]) -> str:
+    """Why nothing was picked: each constraint or target that left offers out, with counts."""
+    if not excluded:
+        return "No offer in the catalog can run this workload."
+    reasons = "; ".join(f"{n} offers: {why}" for why, n in excluded.items())
+    return f"No offer meets every constraint and target. Left out: {reasons}. Relax one of them."
+
+
 def general_advice(
-    ctx: Context, t: OffersTable, p: Predictions, r: Ranking, picks: list[Pick]
+    ctx: Context,
+    t: OffersTable,
+    p: Predictions,
+    r: Ranking,
+    picks: list[Pick],
+    excluded: Mapping[str, int] | None = None,
 ) -> list[str]:
+    """Advice for the whole answer; ``excluded``: every reason offers were left out (the
+    constraints' and the ranking's; default the ranking's)."""
     advice: list[str] = []
     if picks:
         best = picks[0]
@@ -214,8 +231,7 @@ def general_advice(
             ctx.workload, best.predicted.bottleneck, float(p.utilization[row])
         )
     else:
-        reasons = ", ".join(f"{n} {k}" for k, n in r.excluded.items())
-        advice.append(f"No offer meets every constraint and target ({reasons}); relax one.")
+        advice.append(no_pick_advice(r.excluded if excluded is None else excluded))
     if not picks or np.count_nonzero(~p.fits) > 0.5 * len(t):
         advice += _memory_advice(ctx, t, p)
     advice += list(ctx.calibrated.notes)

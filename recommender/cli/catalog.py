@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from recommender.cli._app import CatalogDirOption, catalog_app, load_catalog_or_exit
-from recommender.cli._output import Format, FormatOption, err, out, print_csv, print_json, table
+from recommender.cli._output import (
+    Column,
+    Format,
+    FormatOption,
+    WideOption,
+    err,
+    print_csv,
+    print_json,
+    print_rows,
+)
 
 if TYPE_CHECKING:
     from recommender.catalog import Offer
@@ -71,6 +80,7 @@ def list_offers(
     ] = None,
     limit: Annotated[int, typer.Option(help="Rows in the table (json/csv give all).")] = 50,
     fmt: FormatOption = Format.table,
+    wide: WideOption = False,
     catalog_dir: CatalogDirOption = None,
 ) -> None:
     """List offers (instance x region x pricing), cheapest first.
@@ -105,18 +115,31 @@ def list_offers(
     elif fmt is Format.csv:
         print_csv([o.as_dict() for o in offers])
     else:
-        _print_table(offers, limit)
+        _print_table(offers, limit, fmt, wide)
     if not offers:
         raise typer.Exit(EXIT_NO_MATCH)
 
 
-def _print_table(offers: list[Offer], limit: int) -> None:
+OFFER_COLUMNS = (
+    Column("cloud", drop=2),
+    Column("region", ident=True),
+    Column("instance", ident=True),
+    Column("accelerators", ident=True),
+    Column("GB/GPU", right=True, drop=1),
+    Column("vCPUs", right=True, drop=4),
+    Column("RAM GiB", right=True, drop=5),
+    Column("pricing"),
+    Column("USD/h", right=True),
+)
+
+
+def _print_table(offers: list[Offer], limit: int, fmt: Format, wide: bool) -> None:
     rows = [
         (
             o.cloud,
             o.region,
             o.instance_type,
-            f"{o.gpus} x {o.accelerator}",
+            f"{o.gpus}x {o.accelerator}",
             f"{o.gpu_memory_gb:g}",
             f"{o.vcpus:g}",
             f"{o.memory_gib:g}",
@@ -126,23 +149,7 @@ def _print_table(offers: list[Offer], limit: int) -> None:
         for o in offers[:limit]
     ]
     title = f"{len(offers)} offers" + (f" (cheapest {limit} shown)" if len(offers) > limit else "")
-    out.print(
-        table(
-            title,
-            [
-                "cloud",
-                "region",
-                "instance",
-                "accelerators",
-                ("GB/GPU", "right"),
-                ("vCPUs", "right"),
-                ("RAM GiB", "right"),
-                "pricing",
-                ("USD/h", "right"),
-            ],
-            rows,
-        )
-    )
+    print_rows(title, OFFER_COLUMNS, rows, fmt, wide=wide)
 
 
 @catalog_app.command()

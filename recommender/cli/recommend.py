@@ -9,13 +9,24 @@ from typing import TYPE_CHECKING, Annotated, Literal, NoReturn, TypeVar
 import typer
 
 from recommender.cli._app import CatalogDirOption, app, load_catalog_or_exit
-from recommender.cli._output import Format, FormatOption, err, fail, out, print_json, table
+from recommender.cli._output import (
+    Column,
+    Format,
+    FormatOption,
+    WideOption,
+    err,
+    fail,
+    out,
+    print_json,
+    print_rows,
+    table,
+)
 
 if TYPE_CHECKING:  # the engine loads when a command runs, not for --help
     from recommender.catalog.problems import Problem, RecommenderError
     from recommender.catalog.yamlfile import LineMap
     from recommender.profile import Profile
-    from recommender.scoring import Prediction, Recommendation
+    from recommender.scoring import Pick, Prediction, Recommendation
     from recommender.workload import Workload
 
 __all__ = ["EXIT_NO_PICK", "Objective", "predict_command", "recommend_command"]
@@ -99,6 +110,7 @@ def recommend_command(
     top: Annotated[int, typer.Option(min=1, max=50, help="How many picks.")] = 5,
     profile: ProfileOption = None,
     fmt: FormatOption = Format.table,
+    wide: WideOption = False,
     catalog_dir: CatalogDirOption = None,
 ) -> None:
     """Rank every offer for WORKLOAD: predicted time, cost, and why.
@@ -118,60 +130,80 @@ def recommend_command(
         )
     except RecommenderError as exc:
         _refused(workload, lines, exc)
-    _show(result, fmt, _print_recommendation)
+    if fmt is Format.json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        _print_recommendation(result, fmt, wide)
     if not result.picks:
         raise typer.Exit(EXIT_NO_PICK)
 
 
-def _print_recommendation(r: Recommendation) -> None:
+RECOMMEND_COLUMNS = (
+    Column("#", right=True),
+    Column("cloud", drop=2),
+    Column("region", ident=True),
+    Column("instance", ident=True),
+    Column("accelerators", ident=True),
+    Column("pricing", drop=3),
+    Column("USD/h", right=True, drop=1),
+    Column("throughput", right=True, drop=5, legend="in the lines below"),
+    Column("time", right=True),  # renamed "hours" or "p95 ms" below
+    Column("cost", right=True),
+    Column("bound", drop=4),
+)
+
+
+NARROW_WIDTH = 100  # below it, instance and region share a column
+CENTS_BELOW_USD = 100.0  # cents are noise on larger predicted totals
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"${value:,.2f}" if value < CENTS_BELOW_USD else f"${value:,.0f}"
+
+
+def _pick_row(p: Pick, training: bool) -> tuple[object, ...]:
+    time = (
+        f"{p.predicted.total_hours:.2f}" if training else f"{p.predicted.p95_latency_ms or 0:.0f}"
+    )
+    cost = p.cost.total_usd if p.cost.total_usd is not None else p.cost.per_million_usd
+    return (
+        p.rank,
+        p.cloud,
+        p.region or "-",
+        p.instance_type,
+        f"{p.gpus}x {p.accelerator}",
+        p.pricing,
+        f"{p.price_per_hour:.3f}",
+        f"{p.predicted.throughput:.4g}",
+        time,
+        _usd(cost),
+        p.predicted.bottleneck,
+    )
+
+
+def _print_recommendation(
+    r: Recommendation, fmt: Format = Format.table, wide: bool = False
+) -> None:
     training = r.workload_class in ("training", "large-scale-training")
-    rows = []
-    for p in r.picks:
-        time = (
-            f"{p.predicted.total_hours:.2f} h"
-            if training and p.predicted.total_hours
-            else f"{p.predicted.p95_latency_ms or 0:.0f} ms p95"
-        )
-        cost = p.cost.total_usd if p.cost.total_usd is not None else p.cost.per_million_usd
-        where = p.region or "-"
-        rows.append(
-            (
-                p.rank,
-                p.cloud,
-                where,
-                p.instance_type,
-                f"{p.gpus} x {p.accelerator}",
-                p.pricing,
-                f"{p.price_per_hour:.3f}",
-                f"{p.predicted.throughput:.4g}",
-                time,
-                f"${cost:,.2f}" if cost is not None else "-",
-                p.predicted.bottleneck,
-            )
-        )
+    rows = [_pick_row(p, training) for p in r.picks]
+    columns = list(RECOMMEND_COLUMNS)
+    columns[8] = Column("hours" if training else "p95 ms", right=True)
+    if fmt is Format.table and not wide and out.width < NARROW_WIDTH:
+        # one column for instance and region: they wrap onto two lines, neither is cut
+        columns[2:4] = [Column("instance region", ident=True)]
+        rows = [(*row[:2], f"{row[3]} {row[2]}", *row[4:]) for row in rows]
     title = (
         f"{r.workload} ({r.workload_class}, {r.objective}): {r.offers_feasible} of "
         f"{r.offers_considered} offers feasible"
     )
-    out.print(
-        table(
-            title,
-            [
-                ("#", "right"),
-                "cloud",
-                "region",
-                "instance",
-                "accelerators",
-                "pricing",
-                ("USD/h", "right"),
-                ("throughput", "right"),
-                ("time", "right"),
-                ("cost", "right"),
-                "bound",
-            ],
-            rows,
-        )
-    )
+    if not r.picks:
+        out.print(f"{title}: no pick.", highlight=False)
+    else:
+        print_rows(title, columns, rows, fmt, wide=wide)
+    if fmt is not Format.table:
+        return
     for p in r.picks[:3]:
         out.print(f"[bold]#{p.rank} {p.instance_type}[/]: " + "; ".join(p.why), highlight=False)
     if r.excluded:

@@ -34,13 +34,8 @@ if TYPE_CHECKING:
         load_catalog,
         validate_catalog,
     )
-    from recommender.catalog.problems import (
-        InvalidOptionError,
-        NotFoundError,
-        ProfileError,
-        RecommenderError,
-        WorkloadError,
-    )
+    from recommender.catalog.problems import WorkloadError
+    from recommender.errors import InvalidOptionError, NotFoundError, ProfileError, RecommenderError
     from recommender.profile import Profile
     from recommender.scoring import Calibration, Prediction, Recommendation
     from recommender.workload import Workload, load_workload
@@ -59,10 +54,10 @@ _LAZY = {
     "load_catalog": "recommender.catalog",
     "validate_catalog": "recommender.catalog",
     "WorkloadError": "recommender.catalog.problems",
-    "InvalidOptionError": "recommender.catalog.problems",
-    "NotFoundError": "recommender.catalog.problems",
-    "ProfileError": "recommender.catalog.problems",
-    "RecommenderError": "recommender.catalog.problems",
+    "InvalidOptionError": "recommender.errors",
+    "NotFoundError": "recommender.errors",
+    "ProfileError": "recommender.errors",
+    "RecommenderError": "recommender.errors",
     "Profile": "recommender.profile",
     "Calibration": "recommender.scoring",
     "Prediction": "recommender.scoring",

@@ -15,13 +15,9 @@ from typing import TYPE_CHECKING, TypeVar, get_args
 
 from pydantic import ValidationError
 
-from recommender.catalog.problems import (
-    InvalidOptionError,
-    ProblemsError,
-    ProfileError,
-    WorkloadError,
-)
+from recommender.catalog.problems import InvalidOptionError, ProblemsError, WorkloadError
 from recommender.catalog.yamlfile import LineMap, validation_problems
+from recommender.errors import ProfileError
 from recommender.profile import Profile
 from recommender.scoring.results import Objective
 from recommender.workload import Workload, load_workload
@@ -74,7 +70,15 @@ def as_profile(profile: Profile | Mapping[str, object] | None) -> Profile | None
     """A :class:`Profile` from a model or a mapping (``None`` stays ``None``)."""
     if profile is None or isinstance(profile, Profile):
         return profile
-    return _validated(Profile, profile, "profile", ProfileError)
+    try:
+        return _validated(Profile, profile, "profile", ProblemsError)
+    except ProblemsError as exc:
+        problems = exc.problems
+        raise ProfileError(
+            "the profile is not a probe profile:\n" + "\n".join(f"  {p}" for p in problems),
+            field=exc.field,
+            problems=problems,
+        ) from exc
 
 
 def _count(field: str, value: object, most: int) -> int:

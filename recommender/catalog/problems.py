@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from recommender.errors import InvalidOptionError, NotFoundError, ProfileError, RecommenderError
+
 __all__ = [
     "CatalogError",
     "InvalidOptionError",
@@ -66,27 +68,6 @@ class Problem:
         }
 
 
-class RecommenderError(Exception):
-    """Base of every error the library raises on purpose; ``field`` names the input at fault
-    (a dotted path such as ``constraints.regions[0]``, or ``""`` when no one field is)."""
-
-    field: str = ""
-
-
-class InvalidOptionError(RecommenderError, ValueError):
-    """An argument outside its allowed values (``objective="bogus"``, ``top=0``)."""
-
-    def __init__(self, field: str, value: object, allowed: str) -> None:
-        self.field = field
-        self.value = value
-        self.allowed = allowed
-        super().__init__(f"{field} must be {allowed} (got {value!r})")
-
-
-class NotFoundError(RecommenderError, LookupError):
-    """A name that nothing in the catalog answers to (accelerator, edge device, region...)."""
-
-
 class ProblemsError(RecommenderError):
     """Input could not be used; ``problems`` lists every reason with its place."""
 
@@ -111,9 +92,3 @@ class WorkloadError(ProblemsError, ValueError):
     naming a region or accelerator the catalog does not have)."""
 
     what = "the workload"
-
-
-class ProfileError(ProblemsError, ValueError):
-    """A probe profile could not be read, validated or used."""
-
-    what = "the profile"

@@ -32,7 +32,7 @@ def main() -> None:
         app()
     except Exception as exc:
         # imported here: the catalog package is not loaded for --help
-        from recommender.catalog.problems import RecommenderError
+        from recommender.errors import RecommenderError
 
         if isinstance(exc, RecommenderError):  # a command that did not catch its own
             print(f"error: {exc}", file=sys.stderr)

@@ -7,11 +7,13 @@ from collections.abc import Mapping
 import numpy as np
 
 from recommender.catalog.offers import OffersTable
+from recommender.profile import Profile
 from recommender.scoring.cost import Costs
 from recommender.scoring.engine import Context
 from recommender.scoring.explain import bottleneck_advice, limit_text
 from recommender.scoring.memory import GB, remedies, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Predictions
+from recommender.scoring.profile_use import measured_bottleneck, profile_notes
 from recommender.scoring.rank import Ranking, config_keys
 from recommender.scoring.results import Alternative, Cost, Objective, Pick, Predicted
 
@@ -205,6 +207,13 @@ def _memory_advice(ctx: Context, t: OffersTable, p: Predictions) -> list[str]:
     return [head, *remedies(w, ctx.footprint, acc.memory_gb, bigger)]
 
 
+MEASURED_LABELS = {
+    "compute": "compute-bound",
+    "input-pipeline": "transfer-bound (data loading)",
+    "host-transfer": "transfer-bound (host-to-device copy)",
+}
+
+
 def no_pick_advice(excluded: Mapping[str, int]) -> str:
     """Why nothing was picked: each constraint or target that left offers out, with counts."""
     if not excluded:
@@ -220,6 +229,7 @@ def general_advice(
     r: Ranking,
     picks: list[Pick],
     excluded: Mapping[str, int] | None = None,
+    profile: Profile | None = None,
 ) -> list[str]:
     """Advice for the whole answer; ``excluded``: every reason offers were left out (the
     constraints' and the ranking's; default the ranking's)."""
@@ -227,15 +237,22 @@ def general_advice(
     if picks:
         best = picks[0]
         row = r.picks[0]
+        measured = measured_bottleneck(profile, ctx.calibrated)
         advice += bottleneck_advice(
-            ctx.workload, best.predicted.bottleneck, float(p.utilization[row])
+            ctx.workload, measured or best.predicted.bottleneck, float(p.utilization[row])
         )
+        if measured and measured != best.predicted.bottleneck:
+            advice.append(
+                f"The probe measured this workload {MEASURED_LABELS[measured]}; the advice "
+                f"follows the measurement (the model predicts {best.predicted.bottleneck} on #1)."
+            )
     else:
         advice.append(no_pick_advice(r.excluded if excluded is None else excluded))
     if not picks or np.count_nonzero(~p.fits) > 0.5 * len(t):
         advice += _memory_advice(ctx, t, p)
     advice += list(ctx.calibrated.notes)
-    if ctx.calibrated.source is None and ctx.workload.kind != "edge":
+    advice += profile_notes(profile, ctx.calibrated)
+    if ctx.calibrated.source is None and profile is None and ctx.workload.kind != "edge":
         advice.append(
             "Predictions use spec sheets and calibrated efficiencies; a baseline "
             "measurement (`baseline:` or `recommender probe`) makes them sharper."

@@ -11,6 +11,7 @@ from recommender.scoring.engine import context, typical_host
 from recommender.scoring.explain import limit_text
 from recommender.scoring.memory import GB, remedies, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Rows
+from recommender.scoring.profile_use import profile_notes
 from recommender.scoring.results import Breakdown, MemoryFit, Prediction
 from recommender.workload import Workload
 
@@ -70,6 +71,7 @@ def predict(
         how = "FSDP" if workload.kind == "training" else "tensor parallelism"
         notes.append(f"sharded over {int(p.shards[0])} GPUs with {how}")
     notes.extend(ctx.calibrated.notes)
+    notes.extend(profile_notes(profile, ctx.calibrated))
     bottleneck = BOTTLENECKS[int(p.bottleneck[0])]
     notes.append(limit_text(int(p.bottleneck[0]), float(p.utilization[0]), gpus))
     return Prediction(

@@ -82,7 +82,7 @@ def recommend(
         workload_class=cls,
         objective=objective,
         picks=picks,
-        advice=general_advice(ctx, sub, p, r, picks, excluded),
+        advice=general_advice(ctx, sub, p, r, picks, excluded, profile),
         offers_considered=len(table),
         offers_feasible=int(np.count_nonzero(r.feasible)),
         pareto=[pk.rank for pk in picks if pk.pareto_optimal],

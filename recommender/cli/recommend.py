@@ -205,7 +205,9 @@ def _print_recommendation(
     if fmt is not Format.table:
         return
     for p in r.picks[:3]:
-        out.print(f"[bold]#{p.rank} {p.instance_type}[/]: " + "; ".join(p.why), highlight=False)
+        same = [a.instance_type for a in p.alternatives if a.relation == "same-choice"]
+        why = [*p.why, *([f"the same choice as {', '.join(map(str, same))}"] if same else [])]
+        out.print(f"[bold]#{p.rank} {p.instance_type}[/]: " + "; ".join(why), highlight=False)
     if r.excluded:
         out.print(
             "Ruled out: " + ", ".join(f"{n} {k}" for k, n in r.excluded.items()), highlight=False

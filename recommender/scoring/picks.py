@@ -105,7 +105,7 @@ def _why(
 def _alternatives(row: int, t: OffersTable, c: Costs, r: Ranking) -> list[Alternative]:
     keys = config_keys(t)
     same = np.flatnonzero((keys == keys[row]) & r.feasible)
-    out: list[Alternative] = []
+    out = [_alt("same-choice", v, t, c, r) for v in r.variants.get(row, [])]
     variant = same[(t.region[same] == t.region[row]) & (t.spot[same] != t.spot[row])]
     for v in variant[:1]:
         rel = "spot-variant" if t.spot[v] else "on-demand-variant"
@@ -121,6 +121,7 @@ def _alt(relation: str, row: int, t: OffersTable, c: Costs, r: Ranking) -> Alter
     total = _f(float(c.total_usd[row]))
     return Alternative(
         relation=relation,
+        instance_type=o.instance_type,
         cloud=o.cloud,
         region=o.region,
         pricing=o.pricing,

@@ -20,7 +20,13 @@ from recommender.catalog.offers import OffersTable
 from recommender.catalog.problems import Problem, WorkloadError
 from recommender.workload import Constraints
 
-__all__ = ["check_constraints", "constraint_exclusions", "did_you_mean", "unknown_names"]
+__all__ = [
+    "UnknownConstraintAcceleratorError",
+    "check_constraints",
+    "constraint_exclusions",
+    "did_you_mean",
+    "unknown_names",
+]
 
 SUGGESTIONS = 3  # closest names offered
 SIMILARITY = 0.6  # difflib's default cut-off
@@ -50,6 +56,20 @@ def unknown_names(
     ]
 
 
+class UnknownConstraintAcceleratorError(WorkloadError, UnknownAcceleratorError):
+    """An accelerator in ``constraints.accelerators`` the catalog lacks: a workload error
+    (with every problem placed) that is also the :class:`UnknownAcceleratorError` callers
+    (the HTTP API) already answer with the accelerator's suggestions."""
+
+    def __init__(self, problems: Sequence[Problem], unknown: UnknownAcceleratorError) -> None:
+        as_workload_error = WorkloadError(problems)  # the message and the placed problems
+        self.problems = as_workload_error.problems
+        self.field = as_workload_error.field
+        self.name = unknown.name
+        self.suggestions = unknown.suggestions
+        Exception.__init__(self, str(as_workload_error))  # both bases' __init__ differ
+
+
 def check_constraints(c: Constraints, catalog: Catalog) -> None:
     """Raise :class:`WorkloadError` for every region or accelerator the catalog lacks."""
     table = catalog.offers
@@ -60,11 +80,15 @@ def check_constraints(c: Constraints, catalog: Catalog) -> None:
         table.region_names,
         "`recommender catalog list` lists them",
     )
+    unknown: UnknownAcceleratorError | None = None
     for i, name in enumerate(c.accelerators or []):
         try:
             catalog.names.resolve_all(name)
         except UnknownAcceleratorError as exc:
+            unknown = unknown or exc
             problems.append(Problem("workload", None, f"constraints.accelerators[{i}]", str(exc)))
+    if unknown is not None:
+        raise UnknownConstraintAcceleratorError(problems, unknown)
     if problems:
         raise WorkloadError(problems)
 

@@ -34,7 +34,9 @@ def test_probe_writes_a_valid_profile(tmp_path: Path) -> None:
     assert printed.workload is not None and printed.workload.steps_measured >= 1
     assert printed.classification is not None
     assert printed.classification.bound == "compute-bound"
-    assert printed.capabilities.matmul_tflops  # the benchmarks ran after the workload
+    # the benchmarks ran after the workload, or (a busy machine, a real 4 s budget) say why not
+    caps = printed.capabilities
+    assert caps.matmul_tflops or "matmul: over the time budget" in caps.skipped
 
 
 def test_probe_table_shows_the_summary(tmp_path: Path) -> None:

@@ -17,8 +17,7 @@ from pathlib import Path
 import torch
 
 from probes.nvml import DriverInfo, nvml_gpus
-from recommender.catalog import Accelerator, AcceleratorNames
-from recommender.catalog.schema import CloudName
+from probes.spec import CloudName, SpecIndex, SpecSheet
 from recommender.profile import DeviceKind, GpuFacts, Machine
 
 __all__ = ["DMI_DIR", "cpu_model", "detect_cloud", "identify_accelerator", "machine_facts"]
@@ -73,8 +72,8 @@ def _memory_bytes() -> int | None:
 
 
 def identify_accelerator(
-    raw_name: str, memory_bytes: int | None, names: AcceleratorNames | None
-) -> Accelerator | None:
+    raw_name: str, memory_bytes: int | None, names: SpecIndex | None
+) -> SpecSheet | None:
     """The catalog entry for an ``nvidia-smi`` name; the closest memory size breaks ties."""
     if names is None:
         return None
@@ -104,11 +103,11 @@ def _torch_gpus() -> list[GpuFacts]:
 
 def machine_facts(
     device: DeviceKind,
-    names: AcceleratorNames | None,
+    names: SpecIndex | None,
     *,
     gpus: Sequence[GpuFacts] | None = None,
     driver: DriverInfo | None = None,
-) -> tuple[Machine, Accelerator | None]:
+) -> tuple[Machine, SpecSheet | None]:
     """The :class:`Machine` section and the catalog spec of GPU 0 (``None`` on the CPU)."""
     if gpus is None:
         gpus, driver = nvml_gpus()
@@ -116,7 +115,7 @@ def machine_facts(
             gpus = _torch_gpus()
     driver = driver or DriverInfo()
     cloud, itype = detect_cloud()
-    spec: Accelerator | None = None
+    spec: SpecSheet | None = None
     raw: str | None = None
     if device == "cuda" and gpus:
         raw = gpus[0].name

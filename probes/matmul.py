@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from probes.spec import Precision
 from probes.timing import Deadline, measure
-from recommender.catalog.schema import Precision
 from recommender.profile import Figure
 
 __all__ = [

@@ -11,7 +11,7 @@ never a crash.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,19 +24,12 @@ from probes.device import machine_facts
 from probes.matmul import MATMUL_PRECISIONS, matmul_tflops
 from probes.memory import memory_bandwidth_gbs
 from probes.profiler import WorkloadRun, prepare_flop_counter, profile_workload
+from probes.spec import SpecIndex, SpecSheet
 from probes.storage import storage_read_mbs
 from probes.timing import Budget, Deadline
 from probes.transfer import host_device_bandwidth, peer_bandwidth_gbs
 from probes.workloads import LoadedWorkload, WorkloadLoadError, load_workload
 from recommender import __version__
-from recommender.catalog import (
-    Accelerator,
-    AcceleratorNames,
-    CatalogError,
-    default_catalog_dir,
-)
-from recommender.catalog.schema import AcceleratorFile
-from recommender.catalog.yamlfile import load_document
 from recommender.profile import Capabilities, Diagnosis, Machine, Profile
 
 __all__ = ["DEFAULT_WORKLOAD", "PHASES", "DeviceUnavailableError", "ProbeOptions", "run_probe"]
@@ -72,6 +65,9 @@ class ProbeOptions:
     scratch_dir: Path | None = None
     phases: tuple[str, ...] = tuple(PHASES)
     on_phase: Callable[[str], None] = field(default=lambda _name: None)
+    # The spec sheets to compare figures with, from the caller (probes reads no catalog).
+    accelerators: Sequence[SpecSheet] = ()
+    names: SpecIndex | None = None
 
 
 @dataclass
@@ -81,8 +77,8 @@ class _Run:
     opts: ProbeOptions
     device: torch.device
     machine: Machine
-    spec: Accelerator | None
-    accelerators: list[Accelerator]
+    spec: SpecSheet | None
+    accelerators: Sequence[SpecSheet]
     caps: Capabilities = field(default_factory=Capabilities)
     diagnoses: list[Diagnosis] = field(default_factory=list)
     workload: LoadedWorkload | None = None
@@ -101,21 +97,18 @@ def _choose_device(requested: str) -> tuple[torch.device, list[Diagnosis]]:
     return torch.device("cpu"), diagnoses
 
 
-def _load_accelerators(diagnoses: list[Diagnosis]) -> list[Accelerator]:
-    """The catalog's spec sheets (only ``accelerators.yaml``: the cloud files are not needed)."""
-    try:
-        path = default_catalog_dir() / "accelerators.yaml"
-        return load_document(path, AcceleratorFile).model.accelerators
-    except (CatalogError, OSError) as exc:
+def _spec_sheets(opts: ProbeOptions, diagnoses: list[Diagnosis]) -> Sequence[SpecSheet]:
+    """The caller's spec sheets; without them, figures carry no fraction of peak."""
+    if not opts.accelerators:
         diagnoses.append(
             Diagnosis(
                 code="catalog-unavailable",
                 severity="warning",
-                message=f"the accelerator catalog cannot be loaded ({exc}); figures are "
-                "reported without spec-sheet peaks",
+                message="no accelerator spec sheets were given; figures are reported "
+                "without spec-sheet peaks",
             )
         )
-        return []
+    return opts.accelerators
 
 
 def _bigger_gpus(run: _Run) -> list[str]:
@@ -278,9 +271,8 @@ def run_probe(opts: ProbeOptions, *, budget: Budget | None = None) -> Profile:
     budget = budget or Budget(opts.seconds, reserve_s=0.5 + 0.03 * opts.seconds)
     opts.on_phase("setup")
     device, diagnoses = _choose_device(opts.device)
-    accelerators = _load_accelerators(diagnoses)
-    names = AcceleratorNames(accelerators) if accelerators else None
-    machine, spec = machine_facts("cuda" if device.type == "cuda" else "cpu", names)
+    accelerators = _spec_sheets(opts, diagnoses)
+    machine, spec = machine_facts("cuda" if device.type == "cuda" else "cpu", opts.names)
     run = _Run(opts, device, machine, spec, accelerators, diagnoses=diagnoses)
     if "workload" in opts.phases:
         run.workload = _load_workload(run)

@@ -19,6 +19,7 @@ from recommender.profile import Figure
 
 __all__ = [
     "Budget",
+    "Clock",
     "Deadline",
     "Samples",
     "cuda_event",
@@ -29,25 +30,29 @@ __all__ = [
 ]
 
 
+Clock = Callable[[], float]  # seconds on a monotonic scale; tests inject a fake one
+
+
 @dataclass(frozen=True)
 class Deadline:
-    """A point on the monotonic clock that a phase must finish by."""
+    """A point on ``clock`` (default: the monotonic clock) that a phase must finish by."""
 
     at: float
+    clock: Clock = field(default=time.monotonic, compare=False, repr=False)
 
     @classmethod
-    def after(cls, seconds: float) -> Deadline:
-        return cls(time.monotonic() + max(0.0, seconds))
+    def after(cls, seconds: float, clock: Clock = time.monotonic) -> Deadline:
+        return cls(clock() + max(0.0, seconds), clock)
 
     def remaining(self) -> float:
-        return max(0.0, self.at - time.monotonic())
+        return max(0.0, self.at - self.clock())
 
     def expired(self) -> bool:
-        return time.monotonic() >= self.at
+        return self.clock() >= self.at
 
     def fraction(self, share: float) -> Deadline:
-        """A deadline ``share`` of the way from now to this one."""
-        return Deadline.after(self.remaining() * share)
+        """A deadline ``share`` of the way from now to this one (on the same clock)."""
+        return Deadline.after(self.remaining() * share, self.clock)
 
 
 @dataclass
@@ -59,21 +64,31 @@ class Budget:
 
     total_s: float
     reserve_s: float = 0.0
-    started: float = field(default_factory=time.monotonic)
+    started: float | None = None  # on ``clock``; default: when the budget is made
+    clock: Clock = field(default=time.monotonic, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.started is None:
+            self.started = self.clock()
+
+    @property
+    def start(self) -> float:
+        assert self.started is not None  # set by __post_init__
+        return self.started
 
     def elapsed(self) -> float:
-        return time.monotonic() - self.started
+        return self.clock() - self.start
 
     def remaining(self) -> float:
         return max(0.0, self.total_s - self.reserve_s - self.elapsed())
 
     def end(self) -> Deadline:
-        return Deadline(self.started + self.total_s)
+        return Deadline(self.start + self.total_s, self.clock)
 
     def phase(self, weight: float, weights_left: float) -> Deadline:
         """The deadline of a phase of ``weight`` among ``weights_left`` still to run."""
         share = weight / weights_left if weights_left > 0 else 1.0
-        return Deadline.after(self.remaining() * min(1.0, share))
+        return Deadline.after(self.remaining() * min(1.0, share), self.clock)
 
 
 def sync(device: torch.device) -> None:
@@ -154,20 +169,20 @@ def measure(
     for _ in range(warmup):
         if before is not None:
             before()
-        t0 = time.monotonic()
+        t0 = deadline.clock()
         fn()
         sync(device)
-        slowest = time.monotonic() - t0  # the last warm-up call: first-touch costs are paid
+        slowest = deadline.clock() - t0  # the last warm-up call: first-touch costs are paid
         if deadline.expired():
             return Samples(())
     out: list[float] = []
     while len(out) < max_repeats and deadline.remaining() > slowest:
-        t0 = time.monotonic()
+        t0 = deadline.clock()
         if before is not None:
             before()
             sync(device)
         out.append(time_call(fn, device))
-        slowest = max(slowest, time.monotonic() - t0)
+        slowest = max(slowest, deadline.clock() - t0)
     return Samples(tuple(out))
 
 

@@ -20,6 +20,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from recommender.catalog.schema import Precision
+from recommender.errors import ProfileError
 
 __all__ = [
     "PROFILE_SCHEMA_VERSION",
@@ -241,10 +242,6 @@ class Profile(_Model):
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2)
-
-
-class ProfileError(ValueError):
-    """A profile file that cannot be read; the message names the file and the field."""
 
 
 def load_profile(path: Path) -> Profile:

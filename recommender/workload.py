@@ -14,9 +14,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from recommender.catalog.problems import WorkloadError, display_path
 from recommender.catalog.schema import CloudName, Precision
-from recommender.catalog.yamlfile import load_document
 from recommender.models.arch import GivenArch, TransformerArch, VisionTransformerArch
 from recommender.models.spec import ModelSpec
 from recommender.recipe import ServingSpec, TrainingRecipe
@@ -45,6 +43,30 @@ Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
 PositiveInt = Annotated[int, Field(ge=1)]
 
+# Physical upper bounds: each far beyond any real job, so that only a typo or a unit slip
+# (bytes for GB, seconds for hours) trips them; scoring then never meets an absurd figure.
+MAX_SAMPLES = 1e14  # 100 T: 6x the largest published LLM corpus (Llama 3, 15 T tokens)
+MAX_EPOCHS = 1e4
+MAX_BYTES_PER_SAMPLE = 1e12  # 1 TB: a whole-slide pathology image is ~10 GB
+MAX_DECODE_CPU_S_PER_SAMPLE = 3600.0
+MAX_READ_GBPS = 1e4  # 10 TB/s: beyond any parallel file system's aggregate
+MAX_LOADER_WORKERS = 4096
+MAX_GPUS = 1_000_000  # the largest announced clusters are ~100 k GPUs
+MAX_THROUGHPUT = 1e12  # samples/s
+MAX_PRICE_PER_HOUR_USD = 1e6
+MAX_DEADLINE_HOURS = 87_600.0  # ten years
+MAX_BUDGET_USD = 1e11
+MAX_REQUESTS_PER_S = 1e9
+MAX_TOKENS_PER_S = 1e10
+MAX_LATENCY_MS = 3.6e6  # one hour
+MAX_POWER_W = 1e9  # 1 GW: the largest planned data-centre campuses
+MAX_UNIT_PRICE_USD = 1e7
+MAX_DEVICES = 1_000_000_000
+MAX_STARTUP_MINUTES = 10_080.0  # one week
+MAX_ENERGY_USD_PER_KWH = 10.0  # ~25x the dearest retail electricity
+MAX_LIFETIME_YEARS = 50.0
+MAX_BATCH_SIZE = 1_000_000_000
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -53,20 +75,22 @@ class _Model(BaseModel):
 class DataSpec(_Model):
     """The data a job reads. Decode cost is CPU-seconds per sample on one core."""
 
-    samples: Positive | None = None
-    epochs: Positive = 1.0
-    bytes_per_sample: NonNegative = 0.0
-    decode_cpu_seconds_per_sample: NonNegative = 0.0
-    device_bytes_per_sample: NonNegative | None = Field(
+    samples: Annotated[float, Field(gt=0, le=MAX_SAMPLES)] | None = None
+    epochs: Annotated[float, Field(gt=0, le=MAX_EPOCHS)] = 1.0
+    bytes_per_sample: Annotated[float, Field(ge=0, le=MAX_BYTES_PER_SAMPLE)] = 0.0
+    decode_cpu_seconds_per_sample: Annotated[float, Field(ge=0, le=MAX_DECODE_CPU_S_PER_SAMPLE)] = (
+        0.0
+    )
+    device_bytes_per_sample: Annotated[float, Field(ge=0, le=MAX_BYTES_PER_SAMPLE)] | None = Field(
         default=None,
         description="Bytes copied to the accelerator per sample (decoded tensors); "
         "default bytes_per_sample.",
     )
     source: Literal["local-disk", "network", "memory"] = "local-disk"
-    read_gbps: Positive | None = Field(
+    read_gbps: Annotated[float, Field(gt=0, le=MAX_READ_GBPS)] | None = Field(
         default=None, description="Storage/network read bandwidth available, GB/s (measured)."
     )
-    loader_workers: PositiveInt | None = None
+    loader_workers: Annotated[int, Field(ge=1, le=MAX_LOADER_WORKERS)] | None = None
 
 
 class Baseline(_Model):
@@ -79,8 +103,8 @@ class Baseline(_Model):
     """
 
     accelerator: str = Field(min_length=1, max_length=200)
-    gpus: PositiveInt = 1
-    throughput: Positive
+    gpus: Annotated[int, Field(ge=1, le=MAX_GPUS)] = 1
+    throughput: Annotated[float, Field(gt=0, le=MAX_THROUGHPUT)]
     batch_size: PositiveInt | None = None
     precision: Precision | None = None
     sequence_length: PositiveInt | None = None
@@ -104,9 +128,9 @@ class Constraints(_Model):
         "the cloud sells only through a reservation or committed use, e.g. GCP A4). Default: "
         "what can be bought now without a reservation: on-demand, plus spot when spot is true.",
     )
-    max_gpus: PositiveInt | None = None
-    min_gpus: PositiveInt | None = None
-    max_price_per_hour: Positive | None = None
+    max_gpus: Annotated[int, Field(ge=1, le=MAX_GPUS)] | None = None
+    min_gpus: Annotated[int, Field(ge=1, le=MAX_GPUS)] | None = None
+    max_price_per_hour: Annotated[float, Field(gt=0, le=MAX_PRICE_PER_HOUR_USD)] | None = None
     min_vcpus: Positive | None = Field(
         default=None,
         description="Host vCPUs per instance at least; default: derived from the workload "
@@ -150,43 +174,45 @@ class Constraints(_Model):
 
 
 class Targets(_Model):
-    deadline_hours: Positive | None = None
-    budget_usd: Positive | None = None
-    requests_per_s: Positive | None = None
-    tokens_per_s: Positive | None = None
-    p95_latency_ms: Positive | None = None
-    ttft_ms: Positive | None = Field(
+    deadline_hours: Annotated[float, Field(gt=0, le=MAX_DEADLINE_HOURS)] | None = None
+    budget_usd: Annotated[float, Field(gt=0, le=MAX_BUDGET_USD)] | None = None
+    requests_per_s: Annotated[float, Field(gt=0, le=MAX_REQUESTS_PER_S)] | None = None
+    tokens_per_s: Annotated[float, Field(gt=0, le=MAX_TOKENS_PER_S)] | None = None
+    p95_latency_ms: Annotated[float, Field(gt=0, le=MAX_LATENCY_MS)] | None = None
+    ttft_ms: Annotated[float, Field(gt=0, le=MAX_LATENCY_MS)] | None = Field(
         default=None, description="LLM serving: most time to the first token (p95), ms."
     )
-    tpot_ms: Positive | None = Field(
+    tpot_ms: Annotated[float, Field(gt=0, le=MAX_LATENCY_MS)] | None = Field(
         default=None,
         description="LLM serving: most time per output token, ms (1000 / tokens/s per user).",
     )
-    power_budget_w: Positive | None = None
-    unit_price_usd: Positive | None = Field(
+    power_budget_w: Annotated[float, Field(gt=0, le=MAX_POWER_W)] | None = None
+    unit_price_usd: Annotated[float, Field(gt=0, le=MAX_UNIT_PRICE_USD)] | None = Field(
         default=None, description="Edge: most one device may cost."
     )
-    devices: PositiveInt | None = Field(default=None, description="Edge: units to deploy.")
-    startup_minutes: NonNegative = Field(
+    devices: Annotated[int, Field(ge=1, le=MAX_DEVICES)] | None = Field(
+        default=None, description="Edge: units to deploy."
+    )
+    startup_minutes: Annotated[float, Field(ge=0, le=MAX_STARTUP_MINUTES)] = Field(
         default=10.0,
         description="Training: billed time before the first step (boot, image pull, data "
         "staging, checkpoint load); added to every placement's hours.",
     )
-    energy_usd_per_kwh: Positive = 0.15
-    lifetime_years: Positive = 3.0
+    energy_usd_per_kwh: Annotated[float, Field(gt=0, le=MAX_ENERGY_USD_PER_KWH)] = 0.15
+    lifetime_years: Annotated[float, Field(gt=0, le=MAX_LIFETIME_YEARS)] = 3.0
 
 
 InferenceSpec = ServingSpec
 
 
 class Workload(_Model):
-    """The public workload contract (see DESIGN.md)."""
+    """The public workload contract (README.md, "Recommend an instance", lists every field)."""
 
     name: str = Field(min_length=1, max_length=200)
     kind: WorkloadKind
     model: ModelSpec
     precision: Precision = "bf16"
-    batch_size: PositiveInt = 1
+    batch_size: Annotated[int, Field(ge=1, le=MAX_BATCH_SIZE)] = 1
     data: DataSpec = Field(default_factory=DataSpec)
     baseline: Baseline | None = None
     constraints: Constraints = Field(default_factory=Constraints)
@@ -292,9 +318,11 @@ class Workload(_Model):
 
 
 def load_workload(path: str | Path) -> Workload:
-    """Read a workload from a YAML or JSON file (JSON is YAML).
+    """Read a workload from a YAML or JSON file, as strictly as the API reads a request
+    (:mod:`recommender.workload_file`: size, encoding, strict types, finite numbers).
 
     Raises :class:`~recommender.catalog.problems.WorkloadError` naming file, line and field.
     """
-    p = Path(path)
-    return load_document(p, Workload, display=display_path(p), error=WorkloadError).model
+    from recommender.workload_file import read_workload
+
+    return read_workload(path)

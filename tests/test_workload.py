@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from recommender.workload import TransformerArch, Workload, WorkloadError, load_workload
+from recommender.catalog.problems import WorkloadError
+from recommender.workload import TransformerArch, Workload, load_workload
 
 BASE = {
     "name": "w",

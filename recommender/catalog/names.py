@@ -14,6 +14,7 @@ import difflib
 import re
 from collections.abc import Iterable
 
+from recommender.catalog.problems import NotFoundError
 from recommender.catalog.schema import Accelerator
 
 __all__ = ["AcceleratorNames", "UnknownAcceleratorError", "normalize_name"]
@@ -26,7 +27,7 @@ def normalize_name(name: str) -> str:
     return _NOISE.sub("", name).lower()
 
 
-class UnknownAcceleratorError(LookupError):
+class UnknownAcceleratorError(NotFoundError):
     """No accelerator answers to the name; the message suggests the closest ones."""
 
     def __init__(self, name: str, suggestions: list[str]) -> None:

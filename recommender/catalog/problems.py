@@ -1,4 +1,9 @@
-"""Problems found in catalog files, each with its place: file, line and field path."""
+"""The library's errors: a common base, and problems found in input files with their place.
+
+Every error the library raises on purpose is a :class:`RecommenderError`; each says which
+input ``field`` was at fault. :class:`ProblemsError` and its subclasses (catalog, workload,
+profile) carry every :class:`Problem` found, each with file, line and field path.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["CatalogError", "Problem", "ProblemsError", "Severity", "WorkloadError", "display_path"]
+from recommender.errors import InvalidOptionError, NotFoundError, ProfileError, RecommenderError
+
+__all__ = [
+    "CatalogError",
+    "InvalidOptionError",
+    "NotFoundError",
+    "Problem",
+    "ProblemsError",
+    "ProfileError",
+    "RecommenderError",
+    "Severity",
+    "WorkloadError",
+    "display_path",
+]
 
 Severity = Literal["error", "warning"]
 
@@ -50,13 +68,14 @@ class Problem:
         }
 
 
-class ProblemsError(Exception):
+class ProblemsError(RecommenderError):
     """Input could not be used; ``problems`` lists every reason with its place."""
 
     what = "the input"
 
     def __init__(self, problems: Iterable[Problem]) -> None:
         self.problems: Sequence[Problem] = tuple(problems)
+        self.field = next((p.field for p in self.problems if p.severity == "error"), "")
         lines = [str(p) for p in self.problems]
         head = f"{len(lines)} problem(s) in {self.what}"
         super().__init__(head + ":\n" + "\n".join(f"  {line}" for line in lines))
@@ -68,7 +87,8 @@ class CatalogError(ProblemsError):
     what = "the catalog"
 
 
-class WorkloadError(ProblemsError):
-    """A workload file could not be read or validated."""
+class WorkloadError(ProblemsError, ValueError):
+    """A workload (file, dict or model) could not be read, validated or placed (a constraint
+    naming a region or accelerator the catalog does not have)."""
 
     what = "the workload"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from recommender.catalog import Catalog, CatalogError, default_catalog_dir, load_catalog
 from recommender.cli._output import err
+
+if TYPE_CHECKING:
+    from recommender.catalog import Catalog
 
 __all__ = ["CatalogDirOption", "app", "catalog_app", "load_catalog_or_exit"]
 
@@ -37,6 +39,8 @@ CatalogDirOption = Annotated[
 
 def load_catalog_or_exit(directory: Path | None) -> Catalog:
     """Load the catalog, or print every problem with its place and exit 1."""
+    from recommender.catalog import CatalogError, default_catalog_dir, load_catalog
+
     try:
         return load_catalog(directory)
     except CatalogError as exc:

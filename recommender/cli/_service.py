@@ -3,15 +3,15 @@ and opening (and migrating) the database with a clear error when it is unreachab
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import ValidationError
-from sqlalchemy.exc import SQLAlchemyError
 
 from recommender.cli._output import fail
-from recommender.settings import Settings
-from recommender.store import Database, upgrade
+
+if TYPE_CHECKING:  # the settings, database and migration stacks load when a command runs
+    from recommender.settings import Settings
+    from recommender.store import Database
 
 __all__ = ["DatabaseUrlOption", "open_database", "settings_or_exit"]
 
@@ -28,6 +28,10 @@ DatabaseUrlOption = Annotated[
 
 def settings_or_exit(**overrides: Any) -> Settings:
     """``Settings()`` from ``RECOMMENDER_*`` variables, with the options given on top."""
+    from pydantic import ValidationError
+
+    from recommender.settings import Settings
+
     given = {k: v for k, v in overrides.items() if v is not None}
     try:
         return Settings(**given)
@@ -42,6 +46,10 @@ def settings_or_exit(**overrides: Any) -> Settings:
 
 def open_database(settings: Settings, *, migrate: bool = True) -> Database:
     """Open the database and bring its schema up to date, or exit 1 saying why."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from recommender.store import Database, upgrade
+
     db = Database(settings.database_url, pool_size=1)
     if migrate:
         try:

@@ -5,14 +5,16 @@ A key is printed once, at creation, and stored only as a SHA-256 digest: keep it
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from recommender.cli._app import app
 from recommender.cli._output import Format, FormatOption, err, out, print_json, table
 from recommender.cli._service import DatabaseUrlOption, open_database, settings_or_exit
-from recommender.store import ApiKeyInfo, create_key, list_keys, revoke_key
+
+if TYPE_CHECKING:  # the database stack loads when a command runs
+    from recommender.store import ApiKeyInfo
 
 __all__ = ["apikey_app", "create", "list_", "revoke"]
 
@@ -43,6 +45,8 @@ def create(
     database_url: DatabaseUrlOption = None,
 ) -> None:
     """Create a key and print it once (only its digest is stored)."""
+    from recommender.store import create_key
+
     db = open_database(settings_or_exit(database_url=database_url))
     try:
         with db.session() as session:
@@ -67,6 +71,8 @@ def create(
 @apikey_app.command("list")
 def list_(fmt: FormatOption = Format.table, database_url: DatabaseUrlOption = None) -> None:
     """List keys (name, prefix, admin, dates); never the keys themselves."""
+    from recommender.store import list_keys
+
     db = open_database(settings_or_exit(database_url=database_url))
     try:
         with db.session() as session:
@@ -97,6 +103,8 @@ def revoke(
     database_url: DatabaseUrlOption = None,
 ) -> None:
     """Revoke a key: requests carrying it get 401 from now on."""
+    from recommender.store import revoke_key
+
     db = open_database(settings_or_exit(database_url=database_url))
     try:
         with db.session() as session:

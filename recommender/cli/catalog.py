@@ -2,18 +2,55 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from recommender.catalog import Offer, validate_catalog
-from recommender.catalog.loader import default_catalog_dir
-from recommender.catalog.query import select_offers
 from recommender.cli._app import CatalogDirOption, catalog_app, load_catalog_or_exit
-from recommender.cli._output import Format, FormatOption, err, out, print_csv, print_json, table
+from recommender.cli._output import (
+    Column,
+    Format,
+    FormatOption,
+    WideOption,
+    err,
+    print_csv,
+    print_json,
+    print_rows,
+)
 
-__all__ = ["list_offers", "validate"]
+if TYPE_CHECKING:
+    from recommender.catalog import Offer
+    from recommender.catalog.offers import OffersTable
+
+__all__ = ["EXIT_NO_MATCH", "list_offers", "validate"]
+
+EXIT_NO_MATCH = 3  # as `recommend` without a pick: the filters are valid but match nothing
+
+
+def _positive(what: str) -> Callable[[float | None], float | None]:
+    def check(value: float | None) -> float | None:
+        if value is not None and not (0 < value < math.inf):
+            raise typer.BadParameter(f"{value:g} is not {what} (it must be above 0)")
+        return value
+
+    return check
+
+
+def _known_or_exit(table: OffersTable, clouds: list[str] | None, regions: list[str] | None) -> None:
+    from recommender.scoring.constraint_check import unknown_names
+
+    known = ", ".join(table.cloud_names)
+    problems = unknown_names("cloud", "--cloud", clouds or [], table.cloud_names, known)
+    problems += unknown_names(
+        "region", "--region", regions or [], table.region_names, "`catalog list` lists them"
+    )
+    for problem in problems:
+        err.print(f"[bold red]error:[/] {problem.message}", highlight=False)
+    if problems:
+        raise typer.Exit(2)
 
 
 @catalog_app.command("list")
@@ -28,9 +65,13 @@ def list_offers(
         list[str] | None, typer.Option("--gpu", help="Accelerator, any spelling (repeatable).")
     ] = None,
     min_gpu_memory: Annotated[
-        float | None, typer.Option("--min-gpu-memory", help="GB per GPU.")
+        float | None,
+        typer.Option("--min-gpu-memory", help="GB per GPU.", callback=_positive("GB per GPU")),
     ] = None,
-    max_price: Annotated[float | None, typer.Option("--max-price", help="USD per hour.")] = None,
+    max_price: Annotated[
+        float | None,
+        typer.Option("--max-price", help="USD per hour.", callback=_positive("a price per hour")),
+    ] = None,
     gpus: Annotated[
         int | None,
         typer.Option("--gpus", min=1, help="Exactly this many GPUs per instance."),
@@ -49,10 +90,18 @@ def list_offers(
     ] = None,
     limit: Annotated[int, typer.Option(help="Rows in the table (json/csv give all).")] = 50,
     fmt: FormatOption = Format.table,
+    wide: WideOption = False,
     catalog_dir: CatalogDirOption = None,
 ) -> None:
-    """List offers (instance x region x pricing), cheapest first."""
+    """List offers (instance x region x pricing), cheapest first.
+
+    An unknown cloud, region or accelerator is an error (exit 2, with the closest names);
+    filters that together match no offer exit 3 after saying so.
+    """
+    from recommender.catalog.query import select_offers
+
     catalog = load_catalog_or_exit(catalog_dir)
+    _known_or_exit(catalog.offers, cloud, region)
     try:
         index = select_offers(
             catalog,
@@ -69,21 +118,40 @@ def list_offers(
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from exc
     offers = catalog.offers.offers(index)
+    if not offers:
+        err.print("no offer matches every filter given: drop or widen one", highlight=False)
+        if fmt is Format.table:
+            raise typer.Exit(EXIT_NO_MATCH)
     if fmt is Format.json:
         print_json([o.as_dict() for o in offers])
     elif fmt is Format.csv:
         print_csv([o.as_dict() for o in offers])
     else:
-        _print_table(offers, limit)
+        _print_table(offers, limit, fmt, wide)
+    if not offers:
+        raise typer.Exit(EXIT_NO_MATCH)
 
 
-def _print_table(offers: list[Offer], limit: int) -> None:
+OFFER_COLUMNS = (
+    Column("cloud", drop=2),
+    Column("region", ident=True),
+    Column("instance", ident=True),
+    Column("accelerators", ident=True),
+    Column("GB/GPU", right=True, drop=1),
+    Column("vCPUs", right=True, drop=4),
+    Column("RAM GiB", right=True, drop=5),
+    Column("pricing"),
+    Column("USD/h", right=True),
+)
+
+
+def _print_table(offers: list[Offer], limit: int, fmt: Format, wide: bool) -> None:
     rows = [
         (
             o.cloud,
             o.region,
             o.instance_type,
-            f"{o.gpus} x {o.accelerator}",
+            f"{o.gpus}x {o.accelerator}",
             f"{o.gpu_memory_gb:g}",
             f"{o.vcpus:g}",
             f"{o.memory_gib:g}",
@@ -93,23 +161,7 @@ def _print_table(offers: list[Offer], limit: int) -> None:
         for o in offers[:limit]
     ]
     title = f"{len(offers)} offers" + (f" (cheapest {limit} shown)" if len(offers) > limit else "")
-    out.print(
-        table(
-            title,
-            [
-                "cloud",
-                "region",
-                "instance",
-                "accelerators",
-                ("GB/GPU", "right"),
-                ("vCPUs", "right"),
-                ("RAM GiB", "right"),
-                "pricing",
-                ("USD/h", "right"),
-            ],
-            rows,
-        )
-    )
+    print_rows(title, OFFER_COLUMNS, rows, fmt, wide=wide)
 
 
 @catalog_app.command()
@@ -123,6 +175,8 @@ def validate(
     fmt: FormatOption = Format.table,
 ) -> None:
     """Check every catalog file; exit 1, one line per problem, when any is broken."""
+    from recommender.catalog import default_catalog_dir, validate_catalog
+
     where = directory or default_catalog_dir()
     problems = validate_catalog(where)
     errors = [p for p in problems if p.severity == "error"]

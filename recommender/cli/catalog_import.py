@@ -11,26 +11,17 @@ import datetime as dt
 import enum
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
 
-from recommender.catalog.loader import default_catalog_dir
-from recommender.catalog.names import AcceleratorNames
-from recommender.catalog.problems import CatalogError, Problem, display_path
-from recommender.catalog.schema import AcceleratorFile
-from recommender.catalog.skypilot import (
-    ImportResult,
-    Published,
-    SkyPilotFormatError,
-    discover,
-    import_skypilot,
-    publish,
-)
-from recommender.catalog.yamlfile import load_document
 from recommender.cli._app import catalog_app
 from recommender.cli._output import Format, FormatOption, err, fail, out, print_json, table
+
+if TYPE_CHECKING:  # the catalog stack is imported when the command runs
+    from recommender.catalog.names import AcceleratorNames
+    from recommender.catalog.problems import Problem
+    from recommender.catalog.skypilot import ImportResult, Published
 
 __all__ = ["import_skypilot_command"]
 
@@ -42,6 +33,12 @@ class Cloud(enum.StrEnum):
 
 
 def _names(out_dir: Path) -> AcceleratorNames:
+    from recommender.catalog.loader import default_catalog_dir
+    from recommender.catalog.names import AcceleratorNames
+    from recommender.catalog.problems import display_path
+    from recommender.catalog.schema import AcceleratorFile
+    from recommender.catalog.yamlfile import load_document
+
     path = out_dir / "accelerators.yaml"
     if not path.is_file():
         path = default_catalog_dir() / "accelerators.yaml"
@@ -58,6 +55,10 @@ def _print_problems(head: str, problems: Sequence[Problem]) -> None:
 def _run_import(
     directory: Path, clouds: list[str] | None, names: AcceleratorNames, retrieved: dt.date | None
 ) -> ImportResult:
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
+
+    from recommender.catalog.skypilot import discover, import_skypilot
+
     found = discover(directory, clouds)
     if not found:  # let the importer say what is missing, without a progress bar
         return import_skypilot(directory, clouds, names=names)
@@ -78,6 +79,8 @@ def _run_import(
 
 
 def _summary_table(result: ImportResult, published: Published, dry_run: bool) -> None:
+    from recommender.catalog.problems import display_path
+
     status = {w.path.stem: w for w in published.written}
     rows = []
     for cloud in sorted(result.catalogs):
@@ -143,6 +146,8 @@ def _accounting_table(result: ImportResult) -> None:
 
 
 def _print_json(result: ImportResult, published: Published, dry_run: bool) -> None:
+    from recommender.catalog.problems import display_path
+
     written = {w.path.stem: w for w in published.written}
     print_json(
         {
@@ -202,6 +207,9 @@ def import_skypilot_command(
     fmt: FormatOption = Format.table,
 ) -> None:
     """Import SkyPilot vms.csv catalogs into <out>/{aws,azure,gcp}.yaml, reporting every fix."""
+    from recommender.catalog.problems import CatalogError, display_path
+    from recommender.catalog.skypilot import SkyPilotFormatError, publish
+
     clouds = [c.value for c in cloud] if cloud else None
     date = _parse_date(retrieved)
     try:

@@ -11,22 +11,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from recommender.catalog.loader import default_catalog_dir
-from recommender.catalog.refresh import (
-    REFRESHERS,
-    RefreshOptions,
-    RefreshReport,
-    RefreshSettings,
-    refresh_cloud,
-)
 from recommender.cli._app import CatalogDirOption, catalog_app
 from recommender.cli._output import Format, FormatOption, err, out, print_json, table
+
+if TYPE_CHECKING:  # the refresh stack (and its SDKs) is imported when the command runs
+    from recommender.catalog.refresh import RefreshOptions, RefreshReport, RefreshSettings
 
 __all__ = ["refresh"]
 
@@ -34,6 +28,8 @@ SHOWN = 15  # rows of each list in the table output
 
 
 def _clouds(values: list[str]) -> list[str]:
+    from recommender.catalog.refresh import REFRESHERS
+
     wanted: list[str] = []
     for value in values:
         for name in value.split(","):
@@ -59,6 +55,10 @@ def _share(value: float, option: str) -> float:
 def _run_all(
     clouds: list[str], directory: Path, options: RefreshOptions, settings: RefreshSettings
 ) -> list[RefreshReport]:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from recommender.catalog.refresh import RefreshOptions, refresh_cloud
+
     reports: list[RefreshReport] = []
     columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
@@ -120,6 +120,9 @@ def refresh(
     fmt: FormatOption = Format.table,
 ) -> None:
     """Refresh cloud catalogs from the AWS, GCP and Azure APIs (checked, atomic, with a diff)."""
+    from recommender.catalog.loader import default_catalog_dir
+    from recommender.catalog.refresh import RefreshOptions, RefreshSettings
+
     if fmt is Format.csv:
         raise typer.BadParameter("refresh prints a table or json", param_hint="--format")
     clouds = _clouds(cloud)

@@ -7,7 +7,6 @@ import typer
 from recommender.cli._app import app
 from recommender.cli._output import Format, FormatOption, err, print_json
 from recommender.cli._service import DatabaseUrlOption, open_database, settings_or_exit
-from recommender.store import current_revision
 
 __all__ = ["db_app", "upgrade"]
 
@@ -18,6 +17,8 @@ app.add_typer(db_app, name="db")
 @db_app.command()
 def upgrade(fmt: FormatOption = Format.table, database_url: DatabaseUrlOption = None) -> None:
     """Apply every pending migration (the service also does this when it starts)."""
+    from recommender.store import current_revision
+
     settings = settings_or_exit(database_url=database_url)
     db = open_database(settings)
     try:

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from recommender.catalog.writer import write_atomic
 from recommender.cli._app import app
 from recommender.cli._output import Format, FormatOption, err, fail, out, print_json
 
 if TYPE_CHECKING:
+    from recommender.catalog import Accelerator
     from recommender.profile import Diagnosis, Profile
 
 __all__ = ["doctor", "probe"]
@@ -59,6 +59,21 @@ def _process_start() -> float:
     except (OSError, ValueError, IndexError, AttributeError):
         return now
     return now - age if 0 <= age < 60 else now
+
+
+def _spec_sheets() -> list[Accelerator]:
+    """The catalog's accelerator spec sheets for the probe (``accelerators.yaml`` only: the
+    cloud files are not needed); without them the probe reports figures without peaks."""
+    from recommender.catalog import CatalogError, default_catalog_dir
+    from recommender.catalog.schema import AcceleratorFile
+    from recommender.catalog.yamlfile import load_document
+
+    try:
+        path = default_catalog_dir() / "accelerators.yaml"
+        return list(load_document(path, AcceleratorFile).model.accelerators)
+    except (CatalogError, OSError) as exc:
+        err.print(f"[yellow]warning:[/] the accelerator catalog cannot be loaded ({exc})")
+        return []
 
 
 def _require_torch() -> None:
@@ -130,11 +145,20 @@ def probe(
     from probes.runner import DeviceUnavailableError, ProbeOptions, run_probe
     from probes.timing import Budget
     from probes.workloads import WorkloadLoadError
+    from recommender.catalog import AcceleratorNames
 
     # The reserve covers the report, the output file and the exit of an interpreter that
     # loaded torch (a second or more on a small VM).
     budget = Budget(seconds, reserve_s=min(2.0 + 0.03 * seconds, 0.25 * seconds), started=started)
-    opts = ProbeOptions(device.value, workload, seconds, scratch_dir)
+    accelerators = _spec_sheets()
+    opts = ProbeOptions(
+        device.value,
+        workload,
+        seconds,
+        scratch_dir,
+        accelerators=accelerators,
+        names=AcceleratorNames(accelerators) if accelerators else None,
+    )
     try:
         with budget_progress(err, seconds, started) as on_phase:
             opts.on_phase = on_phase
@@ -145,6 +169,8 @@ def probe(
     except WorkloadLoadError as exc:
         fail(escape(str(exc)), code=2)
     if output is not None:
+        from recommender.catalog.writer import write_atomic
+
         write_atomic(output, profile.to_json() + "\n")
     sent = _post(profile, post_to, api_key, budget.end().remaining()) if post_to else True
     if fmt is Format.json:

@@ -2,23 +2,42 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal, NoReturn, TypeVar
 
 import typer
-from pydantic import ValidationError
 
-from recommender.catalog import UnknownAcceleratorError
-from recommender.catalog.problems import WorkloadError
 from recommender.cli._app import CatalogDirOption, app, load_catalog_or_exit
-from recommender.cli._output import Format, FormatOption, err, fail, out, print_json, table
-from recommender.profile import Profile
-from recommender.scoring import Prediction, Recommendation, predict, recommend
-from recommender.scoring.results import Objective
-from recommender.workload import Workload, load_workload
+from recommender.cli._output import (
+    Column,
+    Format,
+    FormatOption,
+    WideOption,
+    err,
+    fail,
+    out,
+    print_json,
+    print_rows,
+    table,
+)
 
-__all__ = ["predict_command", "recommend_command"]
+if TYPE_CHECKING:  # the engine loads when a command runs, not for --help
+    from recommender.catalog.problems import Problem, RecommenderError
+    from recommender.catalog.yamlfile import LineMap
+    from recommender.profile import Profile
+    from recommender.scoring import Pick, Prediction, Recommendation
+    from recommender.workload import Workload
+
+__all__ = ["EXIT_NO_PICK", "Objective", "predict_command", "recommend_command"]
+
+# `recommend` found no offer meeting every constraint and target (the answer says which
+# left offers out); 2 is bad input, 1 a broken catalog (README, "Recommend an instance").
+EXIT_NO_PICK = 3
+
+# recommender.scoring.results.Objective, spelled here so that --help needs no engine import
+# (tests/cli checks that the two agree).
+Objective = Literal["cheapest", "fastest", "balanced"]
 
 WorkloadArg = Annotated[Path, typer.Argument(help="Workload file (YAML or JSON).")]
 ProfileOption = Annotated[
@@ -27,19 +46,40 @@ ProfileOption = Annotated[
 ]
 
 
-def _workload(path: Path) -> Workload:
+def _invalid(path: Path, problems: Sequence[Problem], exc: Exception) -> NoReturn:
+    err.print(f"[bold red]error:[/] invalid workload {path}:", highlight=False)
+    for problem in problems:
+        err.print(f"  {problem}", highlight=False, markup=False)
+    raise typer.Exit(2) from exc
+
+
+def _workload(path: Path) -> tuple[Workload, LineMap]:
+    from recommender.catalog.problems import WorkloadError
+    from recommender.workload_file import read_workload_document
+
     try:
-        return load_workload(path)
+        return read_workload_document(path)
     except WorkloadError as exc:
-        err.print(f"[bold red]error:[/] invalid workload {path}:", highlight=False)
-        for problem in exc.problems:
-            err.print(f"  {problem}", highlight=False, markup=False)
-        raise typer.Exit(2) from exc
+        _invalid(path, exc.problems, exc)
+
+
+def _refused(path: Path, lines: LineMap, exc: RecommenderError) -> NoReturn:
+    """The engine refused the workload: its problems placed in the file, else the message."""
+    from recommender.catalog.problems import WorkloadError
+    from recommender.workload_file import locate
+
+    if isinstance(exc, WorkloadError):
+        _invalid(path, locate(exc.problems, lines), exc)
+    fail(str(exc))
 
 
 def _profile(path: Path | None) -> Profile | None:
     if path is None:
         return None
+    from pydantic import ValidationError
+
+    from recommender.profile import Profile
+
     try:
         return Profile.model_validate_json(path.read_bytes())
     except OSError as exc:
@@ -51,7 +91,7 @@ def _profile(path: Path | None) -> Profile | None:
         )
 
 
-R = TypeVar("R", Recommendation, Prediction)
+R = TypeVar("R", "Recommendation", "Prediction")
 
 
 def _show(result: R, fmt: Format, as_table: Callable[[R], None]) -> None:
@@ -70,71 +110,104 @@ def recommend_command(
     top: Annotated[int, typer.Option(min=1, max=50, help="How many picks.")] = 5,
     profile: ProfileOption = None,
     fmt: FormatOption = Format.table,
+    wide: WideOption = False,
     catalog_dir: CatalogDirOption = None,
 ) -> None:
-    """Rank every offer for WORKLOAD: predicted time, cost, and why."""
-    w = _workload(workload)
+    """Rank every offer for WORKLOAD: predicted time, cost, and why.
+
+    Exit status: 0 with picks; 3 when no offer meets every constraint and target (the
+    answer names each one that left offers out, and how many); 2 for bad input; 1 for a
+    broken catalog.
+    """
+    from recommender.catalog.problems import RecommenderError
+    from recommender.scoring import recommend
+
+    w, lines = _workload(workload)
     catalog = load_catalog_or_exit(catalog_dir)
     try:
         result = recommend(
             w, catalog=catalog, objective=objective, top=top, profile=_profile(profile)
         )
-    except (UnknownAcceleratorError, ValueError) as exc:
-        fail(str(exc))
-    _show(result, fmt, _print_recommendation)
+    except RecommenderError as exc:
+        _refused(workload, lines, exc)
+    if fmt is Format.json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        _print_recommendation(result, fmt, wide)
+    if not result.picks:
+        raise typer.Exit(EXIT_NO_PICK)
 
 
-def _print_recommendation(r: Recommendation) -> None:
+RECOMMEND_COLUMNS = (
+    Column("#", right=True),
+    Column("cloud", drop=2),
+    Column("region", ident=True),
+    Column("instance", ident=True),
+    Column("accelerators", ident=True),
+    Column("pricing", drop=3),
+    Column("USD/h", right=True, drop=1),
+    Column("throughput", right=True, drop=5, legend="in the lines below"),
+    Column("time", right=True),  # renamed "hours" or "p95 ms" below
+    Column("cost", right=True),
+    Column("bound", drop=4),
+)
+
+
+NARROW_WIDTH = 100  # below it, instance and region share a column
+CENTS_BELOW_USD = 100.0  # cents are noise on larger predicted totals
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"${value:,.2f}" if value < CENTS_BELOW_USD else f"${value:,.0f}"
+
+
+def _pick_row(p: Pick, training: bool) -> tuple[object, ...]:
+    time = (
+        f"{p.predicted.total_hours:.2f}" if training else f"{p.predicted.p95_latency_ms or 0:.0f}"
+    )
+    cost = p.cost.total_usd if p.cost.total_usd is not None else p.cost.per_million_usd
+    return (
+        p.rank,
+        p.cloud,
+        p.region or "-",
+        p.instance_type,
+        f"{p.gpus}x {p.accelerator}",
+        p.pricing,
+        f"{p.price_per_hour:.3f}",
+        f"{p.predicted.throughput:.4g}",
+        time,
+        _usd(cost),
+        p.predicted.bottleneck,
+    )
+
+
+def _print_recommendation(
+    r: Recommendation, fmt: Format = Format.table, wide: bool = False
+) -> None:
     training = r.workload_class in ("training", "large-scale-training")
-    rows = []
-    for p in r.picks:
-        time = (
-            f"{p.predicted.total_hours:.2f} h"
-            if training and p.predicted.total_hours
-            else f"{p.predicted.p95_latency_ms or 0:.0f} ms p95"
-        )
-        cost = p.cost.total_usd if p.cost.total_usd is not None else p.cost.per_million_usd
-        where = p.region or "-"
-        rows.append(
-            (
-                p.rank,
-                p.cloud,
-                where,
-                p.instance_type,
-                f"{p.gpus} x {p.accelerator}",
-                p.pricing,
-                f"{p.price_per_hour:.3f}",
-                f"{p.predicted.throughput:.4g}",
-                time,
-                f"${cost:,.2f}" if cost is not None else "-",
-                p.predicted.bottleneck,
-            )
-        )
+    rows = [_pick_row(p, training) for p in r.picks]
+    columns = list(RECOMMEND_COLUMNS)
+    columns[8] = Column("hours" if training else "p95 ms", right=True)
+    if fmt is Format.table and not wide and out.width < NARROW_WIDTH:
+        # one column for instance and region: they wrap onto two lines, neither is cut
+        columns[2:4] = [Column("instance region", ident=True)]
+        rows = [(*row[:2], f"{row[3]} {row[2]}", *row[4:]) for row in rows]
     title = (
         f"{r.workload} ({r.workload_class}, {r.objective}): {r.offers_feasible} of "
         f"{r.offers_considered} offers feasible"
     )
-    out.print(
-        table(
-            title,
-            [
-                ("#", "right"),
-                "cloud",
-                "region",
-                "instance",
-                "accelerators",
-                "pricing",
-                ("USD/h", "right"),
-                ("throughput", "right"),
-                ("time", "right"),
-                ("cost", "right"),
-                "bound",
-            ],
-            rows,
-        )
-    )
+    if not r.picks:
+        out.print(f"{title}: no pick.", highlight=False)
+    else:
+        print_rows(title, columns, rows, fmt, wide=wide)
+    if fmt is not Format.table:
+        return
     for p in r.picks[:3]:
-        out.print(f"[bold]#{p.rank} {p.instance_type}[/]: " + "; ".join(p.why), highlight=False)
+        same = [a.instance_type for a in p.alternatives if a.relation == "same-choice"]
+        why = [*p.why, *([f"the same choice as {', '.join(map(str, same))}"] if same else [])]
+        out.print(f"[bold]#{p.rank} {p.instance_type}[/]: " + "; ".join(why), highlight=False)
     if r.excluded:
         out.print(
             "Ruled out: " + ", ".join(f"{n} {k}" for k, n in r.excluded.items()), highlight=False
@@ -160,12 +233,15 @@ def predict_command(
     catalog_dir: CatalogDirOption = None,
 ) -> None:
     """Predict WORKLOAD on GPUS x ACCELERATOR: throughput, step time, bottleneck, memory fit."""
-    w = _workload(workload)
+    from recommender.catalog.problems import RecommenderError
+    from recommender.scoring import predict
+
+    w, lines = _workload(workload)
     catalog = load_catalog_or_exit(catalog_dir)
     try:
         result = predict(w, accelerator, gpus, catalog=catalog, profile=_profile(profile))
-    except (UnknownAcceleratorError, ValueError) as exc:
-        fail(str(exc))
+    except RecommenderError as exc:
+        _refused(workload, lines, exc)
     _show(result, fmt, _print_prediction)
 
 

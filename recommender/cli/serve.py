@@ -6,61 +6,33 @@ never race to create tables; the workers then start with ``auto_migrate`` off.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import os
-import socket
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from recommender.cli._app import CatalogDirOption, app
 from recommender.cli._output import err
 from recommender.cli._service import DatabaseUrlOption, open_database, settings_or_exit
-from recommender.settings import Settings
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from recommender.cli._nodelay import HTTP_PROTOCOL, NoDelayH11Protocol
+    from recommender.settings import Settings
+
 __all__ = ["HTTP_PROTOCOL", "NoDelayH11Protocol", "log_config", "serve", "worker_app"]
 
 
-def _nodelay(transport: asyncio.BaseTransport) -> None:
-    sock = transport.get_extra_info("socket")
-    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+def __getattr__(name: str) -> Any:
+    """The uvicorn protocol classes, imported only when asked for (uvicorn is slow to load)."""
+    if name in ("HTTP_PROTOCOL", "NoDelayH11Protocol"):
+        from recommender.cli import _nodelay
 
-
-class NoDelayH11Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with TCP_NODELAY on every connection.
-
-    With ``--workers`` > 1 uvicorn binds the listening socket itself with ``proto`` 0, and
-    asyncio only disables Nagle's algorithm on accepted sockets whose ``proto`` is TCP; each
-    keep-alive response then waits ~40 ms for the client's delayed ACK
-    (https://github.com/Kludex/uvicorn/issues/3149). Setting the option here fixes both paths.
-    """
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        _nodelay(transport)
-        super().connection_made(transport)
-
-
-try:  # the C parser, when installed (`pip install 'uvicorn[standard]'`)
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-except ImportError:  # pragma: no cover - depends on the environment
-    HTTP_PROTOCOL: type[asyncio.Protocol] = NoDelayH11Protocol
-else:
-
-    class NoDelayHttpToolsProtocol(HttpToolsProtocol):
-        """:class:`NoDelayH11Protocol`'s fix on uvicorn's httptools-based protocol."""
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            _nodelay(transport)
-            super().connection_made(transport)
-
-    HTTP_PROTOCOL = NoDelayHttpToolsProtocol
+        return getattr(_nodelay, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def log_config(level: str) -> dict[str, Any]:
@@ -120,6 +92,7 @@ def serve(
     import uvicorn
 
     from recommender.api import create_app
+    from recommender.cli._nodelay import HTTP_PROTOCOL
 
     settings = settings_or_exit(database_url=database_url, catalog_dir=catalog_dir)
     # RECOMMENDER_AUTO_MIGRATE=false: a separate `recommender db upgrade` (compose's one-shot

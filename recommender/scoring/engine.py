@@ -10,8 +10,9 @@ from typing import Literal
 
 import numpy as np
 
-from recommender.catalog import Catalog, load_catalog
+from recommender.catalog import Catalog
 from recommender.catalog.offers import OffersTable
+from recommender.errors import InvalidOptionError
 from recommender.profile import Profile
 from recommender.scoring.baseline import Calibrated, baseline_scale
 from recommender.scoring.calibration import Calibration, default_calibration
@@ -58,7 +59,10 @@ def context(
     profile: Profile | None = None,
     calibration: Calibration | None = None,
 ) -> Context:
-    catalog = catalog or load_catalog()
+    if catalog is None:  # scoring does no I/O: recommender.recommend/predict load the default
+        raise InvalidOptionError(
+            "catalog", catalog, "a loaded Catalog (recommender.load_catalog())"
+        )
     cal = calibration or default_calibration()
     shape = shape_of(w)
     state = state_bytes(w, shape)

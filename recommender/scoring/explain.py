@@ -1,6 +1,6 @@
 """Explanations and advice: why each pick won, what limits it, what to change.
 
-The advice covers the cases that dominate real bills (DESIGN.md): transfer-bound workloads
+The advice covers the cases that dominate real bills: transfer-bound workloads
 on bigger GPUs (the fix is the input pipeline, not the hardware), compute-bound workloads on
 the wrong accelerator (mixed precision, fusion, newer tensor cores), and models that do not
 fit (the memory remedies).
@@ -11,7 +11,7 @@ from __future__ import annotations
 from recommender.scoring.predict import BOTTLENECKS
 from recommender.workload import Workload
 
-__all__ = ["BOTTLENECK_ADVICE", "bottleneck_advice", "limit_text"]
+__all__ = ["BOTTLENECK_ADVICE", "DATA_ADVICE", "bottleneck_advice", "limit_text"]
 
 TRANSFER_BOUND = ("input-pipeline", "host-transfer")
 
@@ -24,9 +24,7 @@ BOTTLENECK_ADVICE: dict[str, list[str]] = {
         "Cache the dataset on local NVMe or in RAM after the first epoch instead of re-reading "
         "network storage.",
         "Store samples in sequential shards (WebDataset, Parquet, TFRecord) rather than many "
-        "small files; pre-resize images offline.",
-        "Move decode and augmentation to the GPU (NVIDIA DALI, torchvision.io.decode_jpeg on "
-        "device) to free the CPUs.",
+        "small files.",
     ],
     "host-transfer": [
         "Transfer-bound on the host-to-device copy: more GPUs will not help.",
@@ -49,9 +47,28 @@ BOTTLENECK_ADVICE: dict[str, list[str]] = {
 }
 
 
+# Input-pipeline advice that depends on what the samples are (the model family says it).
+DATA_ADVICE: dict[str, list[str]] = {
+    "cnn": [
+        "Pre-resize images offline, and move JPEG decode and augmentation to the GPU "
+        "(NVIDIA DALI, torchvision.io.decode_jpeg on device) to free the CPUs.",
+    ],
+    "recsys": [
+        "Read tabular features column-wise in large batches (Parquet / Arrow) and run the "
+        "feature transforms on the GPU (NVIDIA Merlin NVTabular) instead of per-sample Python.",
+    ],
+    "transformer": [
+        "Tokenise once, offline, and store token ids (uint16/int32 arrays) instead of text.",
+    ],
+}
+
+
 def bottleneck_advice(w: Workload, bottleneck: str, utilization: float) -> list[str]:
-    """Advice for the workload given the bottleneck of its best placement."""
+    """Advice for the workload given the bottleneck of its best placement (measured or
+    predicted); input-pipeline advice follows the workload's data (images, tabular, text)."""
     out = list(BOTTLENECK_ADVICE[bottleneck])
+    if bottleneck == "input-pipeline":
+        out += DATA_ADVICE.get(w.model.resolved_family, [])
     if bottleneck in TRANSFER_BOUND:
         out[0] += f" (predicted GPU busy ~{utilization:.0%} of each step)"
     if bottleneck == "compute":

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from recommender.catalog.offers import OffersTable
+from recommender.profile import Profile
 from recommender.scoring.cost import Costs
 from recommender.scoring.describe import describe_plan, remedies
 from recommender.scoring.engine import Context
@@ -12,6 +15,7 @@ from recommender.scoring.explain import bottleneck_advice, limit_text
 from recommender.scoring.freshness import price_doubt
 from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Predictions
+from recommender.scoring.profile_use import measured_bottleneck, profile_notes
 from recommender.scoring.rank import Ranking, config_keys
 from recommender.scoring.results import (
     Alternative,
@@ -121,7 +125,7 @@ def _why(
 def _alternatives(row: int, t: OffersTable, c: Costs, r: Ranking) -> list[Alternative]:
     keys = config_keys(t)
     same = np.flatnonzero((keys == keys[row]) & r.feasible)
-    out: list[Alternative] = []
+    out = [_alt("same-choice", v, t, c, r) for v in r.variants.get(row, [])]
     variant = same[(t.region[same] == t.region[row]) & (t.spot[same] != t.spot[row])]
     for v in variant[:1]:
         rel = "spot-variant" if t.spot[v] else "on-demand-variant"
@@ -137,6 +141,7 @@ def _alt(relation: str, row: int, t: OffersTable, c: Costs, r: Ranking) -> Alter
     total = _f(float(c.total_usd[row]))
     return Alternative(
         relation=relation,
+        instance_type=o.instance_type,
         cloud=o.cloud,
         region=o.region,
         pricing=o.pricing,
@@ -240,23 +245,52 @@ def _memory_advice(ctx: Context, t: OffersTable, p: Predictions) -> list[str]:
     return [head, *remedies(w, ctx.shape, acc, bigger)]
 
 
+MEASURED_LABELS = {
+    "compute": "compute-bound",
+    "input-pipeline": "transfer-bound (data loading)",
+    "host-transfer": "transfer-bound (host-to-device copy)",
+}
+
+
+def no_pick_advice(excluded: Mapping[str, int]) -> str:
+    """Why nothing was picked: each constraint or target that left offers out, with counts."""
+    if not excluded:
+        return "No offer in the catalog can run this workload."
+    reasons = "; ".join(f"{n} offers: {why}" for why, n in excluded.items())
+    return f"No offer meets every constraint and target. Left out: {reasons}. Relax one of them."
+
+
 def general_advice(
-    ctx: Context, t: OffersTable, p: Predictions, r: Ranking, picks: list[Pick]
+    ctx: Context,
+    t: OffersTable,
+    p: Predictions,
+    r: Ranking,
+    picks: list[Pick],
+    excluded: Mapping[str, int] | None = None,
+    profile: Profile | None = None,
 ) -> list[str]:
+    """Advice for the whole answer; ``excluded``: every reason offers were left out (the
+    constraints' and the ranking's; default the ranking's)."""
     advice: list[str] = []
     if picks:
         best = picks[0]
         row = r.picks[0]
+        measured = measured_bottleneck(profile, ctx.calibrated)
         advice += bottleneck_advice(
-            ctx.workload, best.predicted.bottleneck, float(p.utilization[row])
+            ctx.workload, measured or best.predicted.bottleneck, float(p.utilization[row])
         )
+        if measured and measured != best.predicted.bottleneck:
+            advice.append(
+                f"The probe measured this workload {MEASURED_LABELS[measured]}; the advice "
+                f"follows the measurement (the model predicts {best.predicted.bottleneck} on #1)."
+            )
     else:
-        reasons = ", ".join(f"{n} {k}" for k, n in r.excluded.items())
-        advice.append(f"No offer meets every constraint and target ({reasons}); relax one.")
+        advice.append(no_pick_advice(r.excluded if excluded is None else excluded))
     if not picks or np.count_nonzero(~p.fits) > 0.5 * len(t):
         advice += _memory_advice(ctx, t, p)
     advice += list(ctx.calibrated.notes)
-    if ctx.calibrated.source is None and ctx.workload.kind != "edge":
+    advice += profile_notes(profile, ctx.calibrated)
+    if ctx.calibrated.source is None and profile is None and ctx.workload.kind != "edge":
         advice.append(
             "Predictions use spec sheets and calibrated efficiencies; a baseline "
             "measurement (`baseline:` or `recommender probe`) makes them sharper."

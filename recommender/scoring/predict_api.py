@@ -12,6 +12,7 @@ from recommender.scoring.engine import context, typical_host
 from recommender.scoring.explain import limit_text
 from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Rows
+from recommender.scoring.profile_use import profile_notes
 from recommender.scoring.results import Breakdown, MemoryFit, Prediction
 from recommender.workload import Workload
 
@@ -71,6 +72,7 @@ def predict(
     if plan is not None and plan.assumed:
         notes.append("plan: " + ", ".join(plan.assumed))
     notes.extend(ctx.calibrated.notes)
+    notes.extend(profile_notes(profile, ctx.calibrated))
     bottleneck = BOTTLENECKS[int(p.bottleneck[0])]
     notes.append(limit_text(int(p.bottleneck[0]), float(p.utilization[0]), gpus))
     return Prediction(

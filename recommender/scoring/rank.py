@@ -3,7 +3,10 @@
 An offer is a row (instance x region x pricing). Rows of the same configuration (cloud,
 instance type, accelerator, GPU count) differ only by region and pricing, so the ranking
 keeps the best row of each configuration as a pick and offers the others as alternatives
-(the spot variant, the same instance in another region).
+(the spot variant, the same instance in another region). Configurations that are the same
+choice, in the same region, with the same pricing, accelerators, price and predicted time, but
+a different instance type (``a3-edgegpu-8g`` and ``a3-edgegpu-8g-nolssd``), collapse into
+one pick, the others listed as its variants.
 
 Objectives, each over (cost, time): ``cheapest`` sorts by cost then time, ``fastest`` by time
 then cost, ``balanced`` by cost x time (the geometric mean of the two ratios to the best,
@@ -13,7 +16,7 @@ so neither unit dominates). Training: cost = the job's USD, time = its hours. In
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +27,7 @@ from recommender.scoring.predict import Predictions
 from recommender.scoring.results import Objective
 from recommender.workload import Workload
 
-__all__ = ["P95_FACTOR", "Ranking", "feasibility", "rank"]
+__all__ = ["P95_FACTOR", "Ranking", "collapse_same_choice", "feasibility", "rank"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -43,6 +46,7 @@ class Ranking:
     time: FloatArray
     feasible: BoolArray
     excluded: dict[str, int]
+    variants: dict[int, list[int]] = field(default_factory=dict)  # pick row -> same choice
 
 
 def cost_and_time(w: Workload, p: Predictions, c: Costs) -> tuple[FloatArray, FloatArray]:
@@ -130,6 +134,39 @@ def rank(
     order = rows[np.argsort(score[rows], kind="stable")]
     _, first = np.unique(config_keys(t)[order], return_index=True)
     best_per_config = order[np.sort(first)]
-    picks = [int(r) for r in best_per_config[:top]]
+    picks, variants = collapse_same_choice(t, cost, time, best_per_config, top)
     front = pareto_front(cost, time, best_per_config) if len(best_per_config) else set()
-    return Ranking(picks, front & set(picks), cost, time, feasible, excluded)
+    return Ranking(picks, front & set(picks), cost, time, feasible, excluded, variants)
+
+
+# Prices and predictions equal to these places are the same to a user (a cent per 100 h).
+PRICE_DECIMALS = 4
+TIME_SIGNIFICANT = 6
+
+
+def collapse_same_choice(
+    t: OffersTable, cost: FloatArray, time: FloatArray, rows: IntArray, top: int
+) -> tuple[list[int], dict[int, list[int]]]:
+    """The first ``top`` distinct choices among ``rows`` (best first), each with the rows
+    that are the same choice under another instance type."""
+    picks: list[int] = []
+    variants: dict[int, list[int]] = {}
+    seen: dict[tuple[object, ...], int] = {}
+    for r in (int(x) for x in rows):
+        key = (
+            int(t.cloud[r]),
+            int(t.region[r]),
+            bool(t.spot[r]),
+            int(t.acc[r]),
+            int(t.gpus[r]),
+            round(float(t.price[r]), PRICE_DECIMALS),
+            float(f"{cost[r]:.{TIME_SIGNIFICANT}g}"),
+            float(f"{time[r]:.{TIME_SIGNIFICANT}g}"),
+        )
+        if key in seen:
+            variants[seen[key]].append(r)
+        elif len(picks) < top:
+            seen[key] = r
+            picks.append(r)
+            variants[r] = []
+    return picks, variants

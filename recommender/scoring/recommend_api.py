@@ -9,6 +9,7 @@ from recommender.catalog.offers import OffersTable
 from recommender.profile import Profile
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.classes import search_mask, workload_class
+from recommender.scoring.constraint_check import check_constraints, constraint_exclusions
 from recommender.scoring.cost import Costs, costs_of
 from recommender.scoring.edge import recommend_edge
 from recommender.scoring.engine import Context, context, offer_rows
@@ -23,13 +24,16 @@ from recommender.scoring.results import Objective, Recommendation
 __all__ = ["recommend"]
 
 
+def _accelerator_ids(ctx: Context) -> list[str] | None:
+    names = ctx.workload.constraints.accelerators
+    if not names:
+        return None
+    return [a.id for name in names for a in ctx.catalog.names.resolve_all(name)]
+
+
 def _constraint_mask(ctx: Context, t: OffersTable) -> np.ndarray:
     c = ctx.workload.constraints
-    accelerators = None
-    if c.accelerators:
-        accelerators = [
-            a.id for name in c.accelerators for a in ctx.catalog.names.resolve_all(name)
-        ]
+    accelerators = _accelerator_ids(ctx)
     # spot_only: spot rows only; purchase (default: on-demand, + spot when spot is true).
     spot: bool | None = True if c.spot_only else None
     purchase = c.purchase or (["on-demand", "spot"] if c.spot else ["on-demand"])
@@ -73,6 +77,7 @@ def recommend(
     ctx = context(w, catalog, profile, calibration)
     if w.kind == "edge":
         return recommend_edge(ctx, objective, top)
+    check_constraints(w.constraints, ctx.catalog)
     table = ctx.catalog.offers
     considered = _constraint_mask(ctx, table)
     sub = table.take(np.flatnonzero(considered))
@@ -81,14 +86,17 @@ def recommend(
     shaped = search_mask(cls, ctx, sub, p, c)
     r: Ranking = rank(w, sub, p, c, objective, top, shaped)
     picks = [build_pick(i + 1, row, ctx, sub, p, c, r, objective) for i, row in enumerate(r.picks)]
-    excluded = dict(r.excluded)
-    excluded = {**excluded_by_fit(w, table, considered), **excluded}
+    excluded = {
+        **constraint_exclusions(w.constraints, table, _accelerator_ids(ctx)),
+        **excluded_by_fit(w, table, considered),
+        **r.excluded,
+    }
     return Recommendation(
         workload=w.name,
         workload_class=cls,
         objective=objective,
         picks=picks,
-        advice=general_advice(ctx, sub, p, r, picks),
+        advice=general_advice(ctx, sub, p, r, picks, excluded, profile),
         offers_considered=len(table),
         offers_feasible=int(np.count_nonzero(r.feasible)),
         pareto=[pk.rank for pk in picks if pk.pareto_optimal],

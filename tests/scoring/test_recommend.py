@@ -119,7 +119,7 @@ def test_constraints_are_hard(catalog: Catalog) -> None:
         assert (p.cloud, p.region) == ("gcp", "europe-west4")
         assert p.gpus <= 4
         assert p.accelerator in ("L4", "A100-SXM4-80GB", "A100-PCIe-80GB")
-    assert r.excluded["outside the constraints"] > 0
+    assert r.excluded["not in constraints.regions (europe-west4)"] > 0
 
 
 def test_deadline_and_budget_rule_offers_out(catalog: Catalog) -> None:

@@ -164,15 +164,17 @@ class DataSpec(_Model):
 class Baseline(_Model):
     """A measured throughput (samples/s, whole job) on a known accelerator x count."""
 
-    accelerator: str = Field(min_length=1)
+    accelerator: str = Field(min_length=1, max_length=100)
     gpus: PositiveInt = 1
     throughput: Positive
 
 
 class Constraints(_Model):
-    clouds: list[CloudName] | None = None
-    regions: list[str] | None = None
-    accelerators: list[str] | None = None
+    clouds: list[CloudName] | None = Field(default=None, max_length=16)
+    regions: list[Annotated[str, Field(max_length=64)]] | None = Field(default=None, max_length=64)
+    accelerators: list[Annotated[str, Field(max_length=100)]] | None = Field(
+        default=None, max_length=64
+    )
     spot: bool = Field(
         default=False,
         description="true: spot capacity is acceptable (priced beside on-demand); "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,10 +18,11 @@ from typing import Any
 from fastapi import Depends, FastAPI, Request, Response
 from fastapi.openapi.utils import get_openapi
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.concurrency import run_in_threadpool
 
 from recommender import __version__
-from recommender.api.body import request_body_schemas
+from recommender.api.body import bounded_body_schemas, request_body_schemas
 from recommender.api.catalog_state import CatalogState, ReloadOutcome
 from recommender.api.deps import Services, require_key
 from recommender.api.limits import BodyLimitMiddleware
@@ -32,6 +34,7 @@ from recommender.api.problems import (
     problem_response,
     problem_responses,
 )
+from recommender.api.ratelimit import RateLimitMiddleware
 from recommender.api.routers import (
     admin,
     catalog,
@@ -42,7 +45,7 @@ from recommender.api.routers import (
 )
 from recommender.api.schemas import BODY_MODELS
 from recommender.settings import Settings
-from recommender.store import Database, upgrade
+from recommender.store import Database, prune, upgrade
 
 __all__ = ["create_app", "create_app_from_env"]
 
@@ -79,6 +82,23 @@ async def _poll_catalog(services: Services, interval: float) -> None:
             _record(services, outcome)
 
 
+def _prune_now(services: Services) -> None:
+    with services.db.session() as session:
+        report = prune(session, services.settings.retention_policy(), now=dt.datetime.now(dt.UTC))
+    if report.total:
+        log.info("pruned stored answers: %s", report)
+
+
+async def _prune_periodically(services: Services, interval: float) -> None:
+    """Apply the storage bounds every ``interval`` seconds; never dies on an error."""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            await run_in_threadpool(_prune_now, services)
+        except Exception:  # a busy database now must not stop later prunes
+            log.exception("pruning stored answers failed")
+
+
 def _lifespan(services: Services) -> Any:
     settings = services.settings
 
@@ -87,19 +107,30 @@ def _lifespan(services: Services) -> Any:
         if settings.auto_migrate:
             await run_in_threadpool(upgrade, services.db.engine)
         _record(services, await run_in_threadpool(services.catalogs.reload))
-        poller = None
+        tasks = []
         if settings.catalog_poll_seconds > 0:
-            poller = asyncio.create_task(_poll_catalog(services, settings.catalog_poll_seconds))
+            tasks.append(
+                asyncio.create_task(_poll_catalog(services, settings.catalog_poll_seconds))
+            )
+        if settings.prune_interval_seconds > 0:
+            tasks.append(
+                asyncio.create_task(_prune_periodically(services, settings.prune_interval_seconds))
+            )
         try:
             yield
         finally:
-            if poller is not None:
-                poller.cancel()
+            for task in tasks:
+                task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
-                    await poller
+                    await task
             services.db.dispose()
 
     return lifespan
+
+
+# Seconds a client should wait after a 503 for a busy or unreachable database: longer than
+# the default lock timeout, short enough that a retry lands soon after a blip.
+DATABASE_RETRY_AFTER_S = 2
 
 
 async def _database_unavailable(request: Request, exc: Exception) -> Response:
@@ -108,7 +139,7 @@ async def _database_unavailable(request: Request, exc: Exception) -> Response:
         503,
         "database-unavailable",
         "The database is unreachable or busy; retry shortly (GET /readyz says why).",
-        headers={"Retry-After": "5"},
+        headers={"Retry-After": str(DATABASE_RETRY_AFTER_S)},
     )
     return problem_response(request, problem)
 
@@ -143,13 +174,15 @@ def _problem_media_types(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _add_body_schemas(schema: dict[str, Any]) -> None:
     """The request bodies parsed by :func:`~recommender.api.body.json_body` (FastAPI does not
-    see them); a name FastAPI already uses must describe the same schema."""
+    see them), with the shape bounds the parser enforces; a name FastAPI already uses must
+    describe the same schema (it then gets the bounds too: responses hold what was accepted)."""
     components = schema.setdefault("components", {}).setdefault("schemas", {})
+    bounded = bounded_body_schemas(list(BODY_MODELS))
     for name, body_schema in request_body_schemas(list(BODY_MODELS)).items():
         known = components.get(name)
         if known is not None and _sans_defaults(known) != _sans_defaults(body_schema):
             raise RuntimeError(f"OpenAPI component {name!r} differs between request and response")
-        components.setdefault(name, body_schema)
+        components[name] = bounded[name]
 
 
 def _sans_defaults(node: Any) -> Any:
@@ -185,7 +218,9 @@ def create_app(settings: Settings) -> FastAPI:
     """A ready-to-serve application configured by ``settings``."""
     services = Services(
         settings=settings,
-        db=Database(settings.database_url, pool_size=settings.db_pool_size),
+        db=Database(
+            settings.database_url, pool_size=settings.db_pool_size, timeouts=settings.db_timeouts()
+        ),
         catalogs=CatalogState(settings.resolved_catalog_dir),
         metrics=Metrics(),
     )
@@ -199,13 +234,18 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.services = services
     install_problem_handlers(app)
     app.add_exception_handler(OperationalError, _database_unavailable)
+    app.add_exception_handler(PoolTimeoutError, _database_unavailable)
     app.include_router(health.router)
-    v1: dict[str, Any] = {"responses": problem_responses(503)}
+    v1: dict[str, Any] = {"responses": problem_responses(429, 503)}
     if settings.require_key_for_reads:
-        v1 = {"dependencies": [Depends(require_key)], "responses": problem_responses(401, 503)}
+        v1 = {
+            "dependencies": [Depends(require_key)],
+            "responses": problem_responses(401, 429, 503),
+        }
     for module in (recommendations, predictions, catalog, profiles, admin):
         app.include_router(module.router, **v1)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RateLimitMiddleware, settings=settings)
     app.add_middleware(MetricsMiddleware, metrics=services.metrics)
     _install_openapi(app)
     return app

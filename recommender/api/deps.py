@@ -27,8 +27,10 @@ __all__ = [
     "AdminKey",
     "ApiKey",
     "CatalogDep",
+    "OptionalKey",
     "Services",
     "ServicesDep",
+    "optional_key",
     "require_key",
 ]
 
@@ -82,11 +84,15 @@ _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="recommender"'}
 
 
 def require_key(
+    request: Request,
     services: ServicesDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
     header_key: Annotated[str | None, Security(header)],
 ) -> ApiKeyInfo:
     """The caller's API key; 401 problem when it is missing, malformed, unknown or revoked."""
+    known: ApiKeyInfo | None = getattr(request.state, "api_key", None)
+    if known is not None:
+        return known
     key = credentials.credentials if credentials is not None else header_key
     if not key:
         raise ProblemError(
@@ -107,10 +113,30 @@ def require_key(
             "The API key is malformed, unknown or revoked.",
             headers=_CHALLENGE,
         )
+    request.state.api_key = info
     return info
 
 
 ApiKey = Annotated[ApiKeyInfo, Depends(require_key)]
+
+
+def optional_key(request: Request, services: ServicesDep) -> ApiKeyInfo | None:
+    """The caller's API key on an endpoint that does not need one: ``None`` when none is
+    sent, 401 when the one sent is not valid. (Read from the headers directly, so that the
+    OpenAPI document does not declare the operation as needing a key.)"""
+    if request.headers.get("authorization") is None and request.headers.get("x-api-key") is None:
+        return None
+    bearer_value = request.headers.get("authorization", "")
+    scheme, _, credentials = bearer_value.partition(" ")
+    given = (
+        HTTPAuthorizationCredentials(scheme=scheme, credentials=credentials.strip())
+        if scheme.lower() == "bearer" and credentials.strip()
+        else None
+    )
+    return require_key(request, services, given, request.headers.get("x-api-key"))
+
+
+OptionalKey = Annotated[ApiKeyInfo | None, Depends(optional_key)]
 
 
 async def require_admin(key: ApiKey) -> ApiKeyInfo:

@@ -139,7 +139,7 @@ class ReloadReport(BaseModel):
 class CatalogStatus(BaseModel):
     """What the service is answering from, and whether the files on disk were accepted."""
 
-    directory: str
+    directory: str = Field(description="The catalog directory's name (not its path).")
     loaded: bool
     loaded_at: dt.datetime | None
     accelerators: int

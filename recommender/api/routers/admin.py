@@ -34,9 +34,9 @@ async def reload_catalog(key: AdminKey, services: ServicesDep) -> CatalogStatus:
         raise ProblemError(
             422,
             "catalog-refused",
-            f"The catalog at {services.catalogs.directory} has {len(errors)} error(s); "
+            f"The catalog files have {len(errors)} error(s); "
             f"{kept}. First: {errors[0] if errors else '?'}",
             title="Catalog refused",
-            problems=[CatalogProblem.model_validate(p.as_dict()) for p in outcome.problems],
+            problems=[CatalogProblem.public(p) for p in outcome.problems],
         )
     return status_of(services)

@@ -110,6 +110,25 @@ class Settings(BaseSettings):
         default=1.0, description="/readyz fails when the database does not answer this fast."
     )
 
+    server_keepalive_seconds: Annotated[float, Field(gt=0)] = Field(
+        default=5.0, description="An idle keep-alive connection is closed after this long."
+    )
+    server_header_timeout_seconds: Annotated[float, Field(gt=0)] = Field(
+        default=10.0,
+        description="A connection that has not sent a whole request head this long after "
+        "connecting (or after its last answer) is closed.",
+    )
+    server_body_timeout_seconds: Annotated[float, Field(gt=0)] = Field(
+        default=30.0, description="A request body not received within this long is 408."
+    )
+    server_max_connections: Annotated[int, Field(ge=1)] = Field(
+        default=4096, description="Open connections per worker; more are closed at once."
+    )
+    max_buffered_body_bytes: Annotated[int, Field(ge=1024)] = Field(
+        default=64 * 1_048_576,
+        description="Request body bytes one worker holds at once; past it a request is 503.",
+    )
+
     # -- catalogs ----------------------------------------------------------------------
     catalog_require_manifest: bool = Field(
         default=True,

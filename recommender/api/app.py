@@ -25,6 +25,7 @@ from recommender import __version__
 from recommender.api.body import bounded_body_schemas, request_body_schemas
 from recommender.api.catalog_state import CatalogState, ReloadOutcome
 from recommender.api.deps import Services, require_key
+from recommender.api.keys_in_query import KeysInQueryMiddleware
 from recommender.api.limits import BodyLimitMiddleware
 from recommender.api.metrics import Metrics, MetricsMiddleware
 from recommender.api.problems import (
@@ -244,8 +245,14 @@ def create_app(settings: Settings) -> FastAPI:
         }
     for module in (recommendations, predictions, catalog, profiles, admin):
         app.include_router(module.router, **v1)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_bytes=settings.max_body_bytes,
+        timeout_s=settings.server_body_timeout_seconds,
+        max_buffered_bytes=settings.max_buffered_body_bytes,
+    )
     app.add_middleware(RateLimitMiddleware, settings=settings)
+    app.add_middleware(KeysInQueryMiddleware)
     app.add_middleware(MetricsMiddleware, metrics=services.metrics)
     _install_openapi(app)
     return app

@@ -1,66 +1,64 @@
 """``recommender serve``: the HTTP API under uvicorn (settings from ``RECOMMENDER_*``).
 
-The database is migrated once here, before any worker starts, so that several workers
-never race to create tables; the workers then start with ``auto_migrate`` off.
+The database is migrated once here, before any worker starts; the workers then start with
+``auto_migrate`` off. With ``--workers`` > 1 each worker binds its own ``SO_REUSEPORT``
+socket (see :mod:`recommender.cli._server`) and the workers share a runtime directory:
+Prometheus multiprocess metrics and catalog reload signals live there.
 """
 
 from __future__ import annotations
 
-import asyncio
 import copy
+import logging
 import os
-import socket
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from recommender.cli._app import CatalogDirOption, app
 from recommender.cli._output import err
+from recommender.cli._server import (
+    HTTP_PROTOCOL,
+    ConnectionLimits,
+    GuardedH11Protocol,
+    Supervisor,
+    raise_open_file_limit,
+)
 from recommender.cli._service import DatabaseUrlOption, open_database, settings_or_exit
 from recommender.settings import Settings
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-__all__ = ["HTTP_PROTOCOL", "NoDelayH11Protocol", "log_config", "serve", "worker_app"]
+__all__ = [
+    "HTTP_PROTOCOL",
+    "NoDelayH11Protocol",
+    "RedactKeysFilter",
+    "log_config",
+    "serve",
+    "worker_app",
+]
+
+NoDelayH11Protocol = GuardedH11Protocol  # the name earlier versions exported
+# Open files a worker may hold: its connection limit plus the database, logs and catalog.
+SPARE_FILES = 256
 
 
-def _nodelay(transport: asyncio.BaseTransport) -> None:
-    sock = transport.get_extra_info("socket")
-    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+class RedactKeysFilter(logging.Filter):
+    """Replaces credentials in a logged request line (``?api_key=...``) by ``REDACTED``."""
 
+    def filter(self, record: logging.LogRecord) -> bool:
+        from recommender.api.keys_in_query import redact_query
 
-class NoDelayH11Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with TCP_NODELAY on every connection.
-
-    With ``--workers`` > 1 uvicorn binds the listening socket itself with ``proto`` 0, and
-    asyncio only disables Nagle's algorithm on accepted sockets whose ``proto`` is TCP; each
-    keep-alive response then waits ~40 ms for the client's delayed ACK
-    (https://github.com/Kludex/uvicorn/issues/3149). Setting the option here fixes both paths.
-    """
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        _nodelay(transport)
-        super().connection_made(transport)
-
-
-try:  # the C parser, when installed (`pip install 'uvicorn[standard]'`)
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-except ImportError:  # pragma: no cover - depends on the environment
-    HTTP_PROTOCOL: type[asyncio.Protocol] = NoDelayH11Protocol
-else:
-
-    class NoDelayHttpToolsProtocol(HttpToolsProtocol):
-        """:class:`NoDelayH11Protocol`'s fix on uvicorn's httptools-based protocol."""
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            _nodelay(transport)
-            super().connection_made(transport)
-
-    HTTP_PROTOCOL = NoDelayHttpToolsProtocol
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                redact_query(a) if isinstance(a, str) and "=" in a else a for a in record.args
+            )
+        return True
 
 
 def log_config(level: str) -> dict[str, Any]:
@@ -68,6 +66,8 @@ def log_config(level: str) -> dict[str, Any]:
     import uvicorn.config
 
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    config.setdefault("filters", {})["redact_keys"] = {"()": RedactKeysFilter}
+    config["handlers"]["access"]["filters"] = ["redact_keys"]
     config["loggers"]["recommender"] = {
         "handlers": ["default"],
         "level": level.upper(),
@@ -82,23 +82,36 @@ def log_config(level: str) -> dict[str, Any]:
 GIL_SWITCH_INTERVAL_S = 0.0005
 
 
-def tune_process() -> None:
-    """Process settings for serving: a short GIL switch interval (see above)."""
+def tune_process(settings: Settings | None = None) -> None:
+    """Process settings for serving: a short GIL switch interval (see above), the connection
+    rules, and an open-file limit that admits them."""
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+    if settings is not None:
+        limits = ConnectionLimits(
+            header_timeout_s=settings.server_header_timeout_seconds,
+            max_connections=settings.server_max_connections,
+        )
+        GuardedH11Protocol.configure(limits)
+        raise_open_file_limit(settings.server_max_connections + SPARE_FILES)
 
 
 def worker_app() -> FastAPI:
     """What each worker process serves (``uvicorn --factory``): settings from the environment."""
-    from recommender.api import create_app_from_env
+    from recommender.api import create_app
 
-    tune_process()
-    return create_app_from_env()
+    settings = Settings()
+    tune_process(settings)
+    return create_app(settings)
 
 
-def _export(settings: Settings) -> None:
+def _export(settings: Settings, runtime: Path) -> None:
     """Hand the settings to worker processes (they read the environment)."""
     os.environ["RECOMMENDER_DATABASE_URL"] = settings.database_url
     os.environ["RECOMMENDER_AUTO_MIGRATE"] = "false"
+    os.environ["RECOMMENDER_RUNTIME_DIR"] = str(runtime)
+    metrics = runtime / "metrics"
+    metrics.mkdir()
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
     if settings.catalog_dir is not None:
         os.environ["RECOMMENDER_CATALOG_DIR"] = str(settings.catalog_dir)
 
@@ -129,16 +142,21 @@ def serve(
         highlight=False,
     )
     common: dict[str, Any] = {
-        "host": host,
-        "port": port,
         "access_log": access_log,
         "log_config": log_config(settings.log_level),
         "log_level": settings.log_level,
         "http": HTTP_PROTOCOL,
+        "timeout_keep_alive": settings.server_keepalive_seconds,
+        "backlog": 2048,
     }
     if workers == 1:
-        tune_process()
-        uvicorn.run(create_app(settings.model_copy(update={"auto_migrate": False})), **common)
+        tune_process(settings)
+        served = create_app(settings.model_copy(update={"auto_migrate": False}))
+        uvicorn.run(served, host=host, port=port, **common)
         return
-    _export(settings)
-    uvicorn.run("recommender.cli.serve:worker_app", factory=True, workers=workers, **common)
+    runtime = Path(tempfile.mkdtemp(prefix="recommender-serve-"))
+    try:
+        _export(settings, runtime)
+        Supervisor(workers, host, port, common).run()
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)

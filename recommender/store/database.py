@@ -98,9 +98,11 @@ def _sqlite_engine(parsed: URL, pool_size: int, timeouts: DbTimeouts) -> Engine:
     return engine
 
 
-def _pg_options(timeouts: DbTimeouts) -> str:
-    """Server settings for every session (libpq ``options``)."""
-    options = [f"-c lock_timeout={timeouts.lock_timeout_ms}"]
+def _pg_options(parsed: URL, timeouts: DbTimeouts) -> str:
+    """Server settings for every session (libpq ``options``), after those the URL gives."""
+    given = parsed.query.get("options", "")
+    options = [given] if isinstance(given, str) and given else list(given)
+    options.append(f"-c lock_timeout={timeouts.lock_timeout_ms}")
     if timeouts.statement_timeout_ms:
         options.append(f"-c statement_timeout={timeouts.statement_timeout_ms}")
     return " ".join(options)
@@ -122,7 +124,7 @@ def create_db_engine(
         pool_timeout=timeouts.pool_timeout_s,
         connect_args={
             "connect_timeout": PG_CONNECT_TIMEOUT_S,
-            "options": _pg_options(timeouts),
+            "options": _pg_options(parsed, timeouts),
             "keepalives": 1,
             "keepalives_idle": PG_KEEPALIVES_IDLE_S,
             "keepalives_interval": PG_KEEPALIVES_INTERVAL_S,

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from recommender.catalog import default_catalog_dir
-from recommender.store.database import DbTimeouts
-from recommender.store.retention import RetentionPolicy
+
+if TYPE_CHECKING:
+    from recommender.store.database import DbTimeouts
+    from recommender.store.retention import RetentionPolicy
 
 __all__ = ["DEFAULT_DATABASE_URL", "Settings"]
 
@@ -178,6 +180,8 @@ class Settings(BaseSettings):
 
     def retention_policy(self) -> RetentionPolicy:
         """The storage bounds above, as :func:`recommender.store.prune` takes them."""
+        from recommender.store.retention import RetentionPolicy
+
         hours = self.anonymous_retention_hours
         return RetentionPolicy(
             anonymous_retention=dt.timedelta(hours=hours) if hours else None,
@@ -187,6 +191,8 @@ class Settings(BaseSettings):
         )
 
     def db_timeouts(self) -> DbTimeouts:
+        from recommender.store.database import DbTimeouts
+
         return DbTimeouts(
             pool_timeout_s=self.db_pool_timeout_seconds,
             lock_timeout_ms=self.db_lock_timeout_ms,

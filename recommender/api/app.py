@@ -22,6 +22,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.concurrency import run_in_threadpool
 
 from recommender import __version__
+from recommender.api import reload_signal
 from recommender.api.body import bounded_body_schemas, request_body_schemas
 from recommender.api.catalog_state import CatalogState, ReloadOutcome
 from recommender.api.deps import Services, require_key
@@ -100,6 +101,10 @@ async def _prune_periodically(services: Services, interval: float) -> None:
             log.exception("pruning stored answers failed")
 
 
+def _reload_and_record(services: Services) -> None:
+    _record(services, services.catalogs.reload())
+
+
 def _lifespan(services: Services) -> Any:
     settings = services.settings
 
@@ -117,6 +122,14 @@ def _lifespan(services: Services) -> Any:
             tasks.append(
                 asyncio.create_task(_prune_periodically(services, settings.prune_interval_seconds))
             )
+        signal = reload_signal.signal_path(settings.runtime_dir)
+        if signal is not None:
+            follower = reload_signal.follow(
+                signal,
+                lambda: _reload_and_record(services),
+                own=lambda: services.catalogs.announced or "",
+            )
+            tasks.append(asyncio.create_task(follower))
         try:
             yield
         finally:
@@ -222,7 +235,11 @@ def create_app(settings: Settings) -> FastAPI:
         db=Database(
             settings.database_url, pool_size=settings.db_pool_size, timeouts=settings.db_timeouts()
         ),
-        catalogs=CatalogState(settings.resolved_catalog_dir),
+        catalogs=CatalogState(
+            settings.resolved_catalog_dir,
+            require_manifest=settings.catalog_require_manifest,
+            max_offer_drop=settings.catalog_max_offer_drop,
+        ),
         metrics=Metrics(),
     )
     services.metrics.watch_catalog_age(services.catalogs.age_seconds)

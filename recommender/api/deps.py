@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, Request, Security
+from fastapi import Depends, Request, Response, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from recommender.api.catalog_state import CatalogState
@@ -24,6 +24,7 @@ from recommender.settings import Settings
 from recommender.store import ApiKeyInfo, Database, key_prefix, verify_key
 
 __all__ = [
+    "CATALOG_VERSION_HEADER",
     "AdminKey",
     "ApiKey",
     "CatalogDep",
@@ -53,8 +54,16 @@ async def get_services(request: Request) -> Services:  # async: no threadpool ho
 ServicesDep = Annotated[Services, Depends(get_services)]
 
 
-async def get_catalog(services: ServicesDep) -> Catalog:
-    catalog = services.catalogs.catalog
+CATALOG_VERSION_HEADER = "X-Catalog-Version"
+
+
+async def get_catalog(services: ServicesDep, response: Response) -> Catalog:
+    """The serving catalog, taken once per request (a reload meanwhile does not change what
+    this request answers from); its version goes out in ``X-Catalog-Version``."""
+    current = services.catalogs.current
+    catalog = current.catalog if current else None
+    if current is not None:
+        response.headers[CATALOG_VERSION_HEADER] = current.version
     if catalog is None:
         raise ProblemError(
             503,

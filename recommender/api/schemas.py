@@ -76,6 +76,9 @@ class StoredRecommendation(Recommendation):
     created_at: dt.datetime
     profile_id: uuid.UUID | None = None
     request: dict[str, Any] = Field(description="The request this answers, as sent.")
+    catalog_version: str | None = Field(
+        default=None, description="The catalog version (manifest) the answer was computed from."
+    )
 
 
 class OfferOut(BaseModel):
@@ -141,6 +144,9 @@ class CatalogStatus(BaseModel):
 
     directory: str = Field(description="The catalog directory's name (not its path).")
     loaded: bool
+    version: str | None = Field(
+        default=None, description="The serving catalog's version (from its manifest)."
+    )
     loaded_at: dt.datetime | None
     accelerators: int
     offers: int

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
 
 from recommender.api import create_app
+from recommender.catalog.manifest import write_manifest
 from recommender.settings import Settings
 from recommender.store import upgrade
 from tests.api.conftest import DATA, REPO, mint, services_of
@@ -54,6 +55,7 @@ def _app_on_scratch_files(name: str, **changes: Any) -> FastAPI:
     shutil.copy(REPO / "catalogs" / "accelerators.yaml", catalog)
     for f in DATA.glob("*.yaml"):
         shutil.copy(f, catalog)
+    write_manifest(catalog)
     settings = Settings(
         database_url=f"sqlite:///{root}/db.sqlite",
         catalog_dir=catalog,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
+from recommender.api import reload_signal
 from recommender.api.deps import AdminKey, ServicesDep
 from recommender.api.problems import CatalogProblem, ProblemError, problem_responses
 from recommender.api.routers.catalog import status_of
@@ -22,7 +23,10 @@ router = APIRouter(tags=["admin"])
     responses=problem_responses(401, 403, 422),
 )
 async def reload_catalog(key: AdminKey, services: ServicesDep) -> CatalogStatus:
+    """Reloads this worker, then signals the other workers of the same `serve` to reload."""
     outcome = await run_in_threadpool(services.catalogs.reload)
+    signal = reload_signal.signal_path(services.settings.runtime_dir)
+    services.catalogs.announced = await run_in_threadpool(reload_signal.announce, signal)
     services.metrics.catalog_reloads.labels("loaded" if outcome.loaded else "refused").inc()
     if not outcome.loaded:
         kept = (

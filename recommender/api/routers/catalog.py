@@ -118,6 +118,7 @@ def status_of(services: ServicesDep) -> CatalogStatus:
     return CatalogStatus(
         directory=state.directory.name,
         loaded=current is not None,
+        version=current.version if current else None,
         loaded_at=current.loaded_at if current else None,
         accelerators=len(catalog.accelerators) if catalog else 0,
         offers=len(catalog.offers) if catalog else 0,

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request, Response
 from sqlalchemy.exc import IntegrityError
 
 from recommender.api.body import json_body, request_body_openapi
-from recommender.api.deps import CatalogDep, OptionalKey, ServicesDep
+from recommender.api.deps import CATALOG_VERSION_HEADER, CatalogDep, OptionalKey, ServicesDep
 from recommender.api.errors import not_found, unknown_accelerator, unusable_request
 from recommender.api.idempotency import IdempotencyKeyHeader, idempotent
 from recommender.api.inputs import accelerator_field, load_profile
@@ -68,6 +68,8 @@ def create_recommendation(
         rec = recommend(
             workload, catalog=catalog, objective=body.objective, top=body.top, profile=profile
         )
+        result = rec.model_dump(mode="json")
+        result["catalog_version"] = response.headers.get(CATALOG_VERSION_HEADER)
     except UnknownAcceleratorError as exc:
         raise unknown_accelerator(exc, field=accelerator_field(workload, exc.name)) from exc
     except (ValueError, ArithmeticError) as exc:
@@ -77,7 +79,7 @@ def create_recommendation(
             row = add_recommendation(
                 session,
                 request=asked,
-                result=rec.model_dump(mode="json"),
+                result=result,
                 workload_name=workload.name,
                 objective=body.objective,
                 profile_id=body.profile_id,
@@ -89,6 +91,7 @@ def create_recommendation(
                 created_at=row.created_at,
                 profile_id=row.profile_id,
                 request=asked,
+                catalog_version=response.headers.get(CATALOG_VERSION_HEADER),
             )
             location = f"/v1/recommendations/{stored.id}"
             if once is not None:

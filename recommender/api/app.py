@@ -26,6 +26,11 @@ from recommender.api import reload_signal
 from recommender.api.body import bounded_body_schemas, request_body_schemas
 from recommender.api.catalog_state import CatalogState, ReloadOutcome
 from recommender.api.deps import Services, require_key
+from recommender.api.http_basics import (
+    HeadAsGetMiddleware,
+    SecurityHeadersMiddleware,
+    install_docs,
+)
 from recommender.api.keys_in_query import KeysInQueryMiddleware
 from recommender.api.limits import BodyLimitMiddleware
 from recommender.api.metrics import Metrics, MetricsMiddleware
@@ -248,8 +253,11 @@ def create_app(settings: Settings) -> FastAPI:
         version=__version__,
         description=DESCRIPTION,
         lifespan=_lifespan(services),
+        docs_url=None,  # served from local files by install_docs
+        redoc_url=None,
     )
     app.state.services = services
+    install_docs(app)
     install_problem_handlers(app)
     app.add_exception_handler(OperationalError, _database_unavailable)
     app.add_exception_handler(PoolTimeoutError, _database_unavailable)
@@ -271,6 +279,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(RateLimitMiddleware, settings=settings)
     app.add_middleware(KeysInQueryMiddleware)
     app.add_middleware(MetricsMiddleware, metrics=services.metrics)
+    app.add_middleware(HeadAsGetMiddleware)
+    app.add_middleware(SecurityHeadersMiddleware)
     _install_openapi(app)
     return app
 

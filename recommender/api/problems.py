@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import http
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import PurePath
 from typing import Any
 
@@ -21,7 +21,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match
 
 __all__ = [
     "MAX_FIELD_ERRORS",
@@ -162,14 +161,30 @@ async def _on_problem(request: Request, exc: Exception) -> ProblemResponse:
     return problem_response(request, exc)
 
 
+def _leaf_routes(routes: Sequence[Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(prefix, route) of every route, inside included routers too."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            context = getattr(route, "include_context", None)
+            yield from _leaf_routes(inner.routes, prefix + getattr(context, "prefix", ""))
+        else:
+            yield prefix, route
+
+
 def _allowed_methods(request: Request) -> str:
-    """Every method some route of this path accepts (Starlette names only the first route's)."""
+    """Every method some route of this path accepts (HEAD wherever GET is)."""
+    path = request.url.path
     methods: set[str] = set()
-    for route in request.app.router.routes:
-        match, _ = route.matches({**request.scope, "method": "GET"})
+    for prefix, route in _leaf_routes(request.app.router.routes):
+        regex = getattr(route, "path_regex", None)
         route_methods = getattr(route, "methods", None)
-        if match is not Match.NONE and route_methods:
+        if regex is None or not route_methods or not path.startswith(prefix):
+            continue
+        if regex.match(path[len(prefix) :]):
             methods |= set(route_methods)
+    if "GET" in methods:
+        methods.add("HEAD")
     return ", ".join(sorted(methods))
 
 

@@ -11,7 +11,7 @@ import datetime as dt
 import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field, StringConstraints, field_validator
 
 from recommender.api.problems import CatalogProblem
 from recommender.profile import Profile
@@ -111,6 +111,17 @@ class OfferPage(_Page):
 
 class ProfileUpload(Profile):
     """The probe's profile JSON (``recommender probe --output``), as it writes it."""
+
+    @field_validator("created_at")
+    @classmethod
+    def _utc(cls, value: dt.datetime) -> dt.datetime:
+        """An instant: with a UTC offset (the probe writes one), stored as UTC."""
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError("needs a UTC offset, e.g. 2026-12-01T10:00:00Z")
+        try:
+            return value.astimezone(dt.UTC)
+        except OverflowError:
+            raise ValueError("is outside the years 1-9999 once converted to UTC") from None
 
 
 class ProfileSummary(BaseModel):

@@ -68,12 +68,7 @@ Errors are RFC 9457 `application/problem+json`. Writes (`POST /v1/profiles`) nee
 
 
 def _record(services: Services, outcome: ReloadOutcome) -> None:
-    m = services.metrics
-    m.catalog_reloads.labels("loaded" if outcome.loaded else "refused").inc()
-    current = services.catalogs.current
-    if outcome.loaded and current is not None:
-        m.catalog_loaded.set(current.loaded_at.timestamp())
-        m.catalog_offers.set(len(current.catalog.offers))
+    services.metrics.record_reload(outcome.loaded, services.catalogs.current)
 
 
 async def _poll_catalog(services: Services, interval: float) -> None:

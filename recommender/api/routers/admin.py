@@ -27,7 +27,7 @@ async def reload_catalog(key: AdminKey, services: ServicesDep) -> CatalogStatus:
     outcome = await run_in_threadpool(services.catalogs.reload)
     signal = reload_signal.signal_path(services.settings.runtime_dir)
     services.catalogs.announced = await run_in_threadpool(reload_signal.announce, signal)
-    services.metrics.catalog_reloads.labels("loaded" if outcome.loaded else "refused").inc()
+    services.metrics.record_reload(outcome.loaded, services.catalogs.current)
     if not outcome.loaded:
         kept = (
             "the previous catalog keeps serving"

@@ -68,6 +68,10 @@ def log_config(level: str) -> dict[str, Any]:
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     config.setdefault("filters", {})["redact_keys"] = {"()": RedactKeysFilter}
     config["handlers"]["access"]["filters"] = ["redact_keys"]
+    # Which worker answered (its pid): with several workers, how the load spreads.
+    config["formatters"]["access"]["fmt"] = (
+        '%(levelprefix)s [%(process)d] %(client_addr)s - "%(request_line)s" %(status_code)s'
+    )
     config["loggers"]["recommender"] = {
         "handlers": ["default"],
         "level": level.upper(),

@@ -122,10 +122,14 @@ def test_connections_get_tcp_nodelay_even_from_a_proto_0_listener() -> None:
         transport.get_extra_info.side_effect = lambda name, default=None: (
             accepted if name == "socket" else default
         )
-        protocol = NoDelayH11Protocol(config=config, server_state=ServerState(), app_state={})
+        loop = asyncio.new_event_loop()
+        protocol = NoDelayH11Protocol(
+            config=config, server_state=ServerState(), app_state={}, _loop=loop
+        )
         protocol.connection_made(transport)
         assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
     finally:
+        loop.close()
         for s in (client, accepted, listener):
             s.close()
 

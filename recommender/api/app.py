@@ -142,6 +142,12 @@ def _lifespan(services: Services) -> Any:
     return lifespan
 
 
+# The largest valid recommendation or prediction body is ~11 KB of characters (64 regions of
+# 64, 64 accelerators of 100, a 200-character name: recommender.workload's bounds), ~70 KB if
+# every character is sent as a \uXXXX escape; past this a body is refused before it is read.
+WORKLOAD_BODY_BYTES = 131_072
+WORKLOAD_PATHS = ("/v1/recommendations", "/v1/predictions")
+
 # Seconds a client should wait after a 503 for a busy or unreachable database: longer than
 # the default lock timeout, short enough that a retry lands soon after a blip.
 DATABASE_RETRY_AFTER_S = 2
@@ -270,6 +276,9 @@ def create_app(settings: Settings) -> FastAPI:
         max_bytes=settings.max_body_bytes,
         timeout_s=settings.server_body_timeout_seconds,
         max_buffered_bytes=settings.max_buffered_body_bytes,
+        per_path={
+            path: min(WORKLOAD_BODY_BYTES, settings.max_body_bytes) for path in WORKLOAD_PATHS
+        },
     )
     app.add_middleware(RateLimitMiddleware, settings=settings)
     app.add_middleware(KeysInQueryMiddleware)

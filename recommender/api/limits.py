@@ -38,9 +38,11 @@ class BodyLimitMiddleware:
         *,
         timeout_s: float = 30.0,
         max_buffered_bytes: int = 64 * 1_048_576,
+        per_path: dict[str, int] | None = None,
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.per_path = per_path or {}  # tighter limits for bodies known to be small
         self.timeout_s = timeout_s
         self.max_buffered_bytes = max_buffered_bytes
         self.buffered_bytes = 0  # in all requests being received now (one event loop)
@@ -66,13 +68,20 @@ class BodyLimitMiddleware:
         response.headers["Retry-After"] = str(BUSY_RETRY_AFTER_S)
         return response
 
+    def _limit(self, scope: Scope) -> int:
+        return self.per_path.get(scope["path"], self.max_bytes)
+
     def _too_large(self, scope: Scope) -> ProblemResponse:
+        limit = self._limit(scope)
+        setting = (
+            "RECOMMENDER_MAX_BODY_BYTES" if limit == self.max_bytes else "no valid body is larger"
+        )
         return _problem(
             scope,
             413,
             "body-too-large",
             "Content Too Large",
-            f"The request body exceeds {self.max_bytes} bytes (RECOMMENDER_MAX_BODY_BYTES).",
+            f"The request body exceeds {limit} bytes ({setting}).",
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -86,7 +95,7 @@ class BodyLimitMiddleware:
             )
             await bad(scope, receive, send)
             return
-        if declared is not None and declared > self.max_bytes:
+        if declared is not None and declared > self._limit(scope):
             await self._too_large(scope)(scope, receive, send)
             return
         body = bytearray()
@@ -119,7 +128,7 @@ class BodyLimitMiddleware:
                 return self._busy(scope)
             body += chunk
             self.buffered_bytes += len(chunk)
-            if len(body) > self.max_bytes:
+            if len(body) > self._limit(scope):
                 return self._too_large(scope)
             if not message.get("more_body", False):
                 return True

@@ -61,3 +61,9 @@ def test_too_large_is_413_before_reading_when_declared() -> None:
     assert _run(mw, _scope(), [b"x" * 1_000, b"x" * 1_000]) == 413
     assert _run(mw, _scope(), [json.dumps({"a": 1}).encode()]) == 200
     assert mw.buffered_bytes == 0
+
+
+def test_a_path_with_small_bodies_has_its_own_tighter_limit() -> None:
+    mw = BodyLimitMiddleware(_ok, max_bytes=1_000_000, per_path={"/v1/x": 2_000})
+    assert _run(mw, _scope(length=660_000), []) == 413  # refused before reading
+    assert _run(mw, {**_scope(), "path": "/v1/other"}, [b"x" * 5_000]) == 200

@@ -76,12 +76,13 @@ class Metrics:
         )
         self.catalog_version = Gauge(
             "recommender_catalog_version_info",
-            "1 for the catalog version (manifest) being served.",
+            "1 for the catalog version (manifest) being served, 0 for ones served before.",
             ["version"],
             registry=r,
             multiprocess_mode="liveall",
         )
         self._age: Callable[[], float | None] = lambda: None
+        self._serving: str | None = None
         self.catalog_reloads = Counter(
             "recommender_catalog_reloads",
             "Catalog (re)load attempts, by outcome (loaded or refused).",
@@ -99,7 +100,10 @@ class Metrics:
         if loaded and current is not None:
             self.catalog_loaded.set(current.loaded_at.timestamp())
             self.catalog_offers.set(len(current.catalog.offers))
-            self.catalog_version.clear()
+            if self._serving is not None and self._serving != current.version:
+                # 0, not removed: multiprocess mode cannot remove a label (prometheus_client)
+                self.catalog_version.labels(self._serving).set(0)
+            self._serving = current.version
             self.catalog_version.labels(current.version).set(1)
 
     def exposition(self) -> bytes:

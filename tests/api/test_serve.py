@@ -89,7 +89,9 @@ def test_serve_answers_and_stops_cleanly(
             scraped = httpx.get(f"{url}/metrics", timeout=10).text
             assert 'recommender_recommendations_served_total{objective="balanced"} 5.0' in scraped
         versions = [
-            line for line in scraped.splitlines() if line.startswith("recommender_catalog_version")
+            line
+            for line in scraped.splitlines()
+            if line.startswith("recommender_catalog_version") and line.endswith(" 1.0")
         ]
         assert len(versions) == workers and len({v.split("version=")[1] for v in versions}) == 1
     finally:

@@ -384,8 +384,8 @@ def _answer(s: socket.socket) -> str:
 def _trickle(port: int, count: int) -> list[socket.socket]:
     socks = []
     head = (
-        b"POST /v1/recommendations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        b"Content-Length: 1048000\r\n\r\n"
+        b"POST /v1/profiles HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 1000000\r\n\r\n"
     )
     for i in range(count):
         s = socket.socket()

@@ -152,6 +152,10 @@ def served(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
         database = args.database_url or f"sqlite:///{tmp}/load.db"
         env = {**os.environ, "RECOMMENDER_DATABASE_URL": database}
         env["RECOMMENDER_CATALOG_POLL_SECONDS"] = "0"
+        # One loopback client is every request: this measures throughput, not the limiter
+        # (benchmarks/abuse.py measures that).
+        env["RECOMMENDER_RATE_LIMIT_PER_ADDRESS"] = ""
+        env["RECOMMENDER_RATE_LIMIT_PER_KEY"] = ""
         create = [*CLI, "apikey", "create", "--name", "load"]
         key = subprocess.run(create, env=env, capture_output=True, text=True, check=True).stdout
         port = _free_port()

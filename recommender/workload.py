@@ -102,7 +102,7 @@ class Baseline(_Model):
     workload proves that it fits the accelerator it ran on.
     """
 
-    accelerator: str = Field(min_length=1, max_length=200)
+    accelerator: str = Field(min_length=1, max_length=100)
     gpus: Annotated[int, Field(ge=1, le=MAX_GPUS)] = 1
     throughput: Annotated[float, Field(gt=0, le=MAX_THROUGHPUT)]
     batch_size: PositiveInt | None = None
@@ -113,9 +113,11 @@ class Baseline(_Model):
 
 
 class Constraints(_Model):
-    clouds: list[CloudName] | None = None
-    regions: list[str] | None = None
-    accelerators: list[str] | None = None
+    clouds: list[CloudName] | None = Field(default=None, max_length=16)
+    regions: list[Annotated[str, Field(max_length=64)]] | None = Field(default=None, max_length=64)
+    accelerators: list[Annotated[str, Field(max_length=100)]] | None = Field(
+        default=None, max_length=64
+    )
     spot: bool = Field(
         default=False,
         description="true: spot capacity is acceptable (priced beside on-demand); "

@@ -1,10 +1,13 @@
 """The catalog the service answers from, and its reloading when the files change.
 
-:class:`CatalogState` holds the last good catalog. :meth:`~CatalogState.reload` loads the
-directory again; a catalog with errors is refused (logged with every problem) and the last
-good one keeps serving, while :meth:`~CatalogState.status` reports the refusal.
-:meth:`~CatalogState.reload_if_changed` reloads only when a file's size or modification
-time changed, which the app polls in a background task.
+:class:`CatalogState` holds the last good catalog and its version (one immutable
+:class:`Loaded`, swapped whole: a request that took it answers from one version).
+:meth:`~CatalogState.reload` loads the directory again through its manifest
+(:func:`recommender.catalog.load_versioned`); a catalog with errors, an incomplete or
+changing directory, or one with more than ``max_offer_drop`` fewer offers than the serving
+one is refused (logged with every problem) and the last good one keeps serving, while the
+catalog status reports the refusal. :meth:`~CatalogState.reload_if_changed` reloads only
+when a file's size or modification time changed, which the app polls in a background task.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from recommender.catalog import Catalog, CatalogError, Problem, load_catalog
+from recommender.catalog import Catalog, CatalogError, Problem
+from recommender.catalog.loader import load_versioned
+from recommender.catalog.manifest import MANIFEST_NAME
 
 __all__ = ["CatalogState", "Loaded", "ReloadOutcome"]
 
@@ -26,9 +31,10 @@ Fingerprint = tuple[tuple[str, int, int], ...]
 
 
 def fingerprint(directory: Path) -> Fingerprint:
-    """(name, mtime_ns, size) of every YAML file: any edit, add or removal changes it."""
+    """(name, mtime_ns, size) of every YAML file and the manifest: any edit, add or removal
+    changes it."""
     try:
-        files = sorted(directory.glob("*.yaml"))
+        files = sorted([*directory.glob("*.yaml"), *directory.glob(MANIFEST_NAME)])
         return tuple((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in files)
     except OSError:
         return ()
@@ -40,6 +46,7 @@ class Loaded:
     loaded_at: dt.datetime
     fingerprint: Fingerprint
     prices_as_of: dt.datetime | None
+    version: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +76,15 @@ def _prices_as_of(catalog: Catalog, directory: Path) -> dt.datetime | None:
 class CatalogState:
     """The serving catalog (``None`` until one loads) and the outcome of the last attempt."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(
+        self, directory: Path, *, require_manifest: bool = True, max_offer_drop: float = 1.0
+    ) -> None:
         self.directory = directory
+        self.require_manifest = require_manifest
+        self.max_offer_drop = max_offer_drop
         self.current: Loaded | None = None
         self.last: ReloadOutcome | None = None
+        self.announced: str | None = None  # the last reload token this worker sent others
         self._attempted: Fingerprint | None = None
         self._lock = threading.Lock()
 
@@ -93,9 +105,12 @@ class CatalogState:
         self._attempted = seen
         now = dt.datetime.now(dt.UTC)
         try:
-            catalog = load_catalog(self.directory)
+            catalog, version = load_versioned(
+                self.directory, require_manifest=self.require_manifest
+            )
             catalog.offers  # noqa: B018 -- build the offers table now, not on a request
             catalog.names  # noqa: B018
+            self._check_drop(catalog)
         except CatalogError as exc:
             outcome = ReloadOutcome(now, loaded=False, problems=tuple(exc.problems))
             self._log_refusal(outcome)
@@ -105,10 +120,12 @@ class CatalogState:
             outcome = ReloadOutcome(now, loaded=False, problems=(problem,))
             self._log_refusal(outcome)
         else:
-            self.current = Loaded(catalog, now, seen, _prices_as_of(catalog, self.directory))
+            prices_as_of = _prices_as_of(catalog, self.directory)
+            self.current = Loaded(catalog, now, seen, prices_as_of, version)
             outcome = ReloadOutcome(now, loaded=True, problems=catalog.warnings)
             log.info(
-                "catalog loaded from %s: %d accelerators, %d offers, %d warning(s)",
+                "catalog %s loaded from %s: %d accelerators, %d offers, %d warning(s)",
+                version,
                 self.directory,
                 len(catalog.accelerators),
                 len(catalog.offers),
@@ -116,6 +133,28 @@ class CatalogState:
             )
         self.last = outcome
         return outcome
+
+    def _check_drop(self, catalog: Catalog) -> None:
+        """Refuse a catalog with far fewer offers than the serving one (a lost file or
+        region, not a refresh)."""
+        current = self.current
+        if current is None:
+            return
+        before, after = len(current.catalog.offers), len(catalog.offers)
+        if before and (before - after) / before > self.max_offer_drop:
+            raise CatalogError(
+                [
+                    Problem(
+                        "(catalog)",
+                        None,
+                        "",
+                        f"{after} offers, {(before - after) / before:.1%} fewer than the {before} "
+                        f"serving (more than RECOMMENDER_CATALOG_MAX_OFFER_DROP="
+                        f"{self.max_offer_drop:g}); raise it to accept the drop",
+                        check="drop",
+                    )
+                ]
+            )
 
     def _log_refusal(self, outcome: ReloadOutcome) -> None:
         keeping = "keeping the last good catalog" if self.current else "no catalog is loaded"
@@ -126,6 +165,11 @@ class CatalogState:
             keeping,
             "\n".join(f"  {p}" for p in outcome.problems),
         )
+
+    @property
+    def version(self) -> str | None:
+        current = self.current
+        return current.version if current else None
 
     @property
     def catalog(self) -> Catalog | None:

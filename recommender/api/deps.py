@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, Request, Security
+from fastapi import Depends, Request, Response, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from recommender.api.catalog_state import CatalogState
@@ -24,11 +24,14 @@ from recommender.settings import Settings
 from recommender.store import ApiKeyInfo, Database, key_prefix, verify_key
 
 __all__ = [
+    "CATALOG_VERSION_HEADER",
     "AdminKey",
     "ApiKey",
     "CatalogDep",
+    "OptionalKey",
     "Services",
     "ServicesDep",
+    "optional_key",
     "require_key",
 ]
 
@@ -51,8 +54,16 @@ async def get_services(request: Request) -> Services:  # async: no threadpool ho
 ServicesDep = Annotated[Services, Depends(get_services)]
 
 
-async def get_catalog(services: ServicesDep) -> Catalog:
-    catalog = services.catalogs.catalog
+CATALOG_VERSION_HEADER = "X-Catalog-Version"
+
+
+async def get_catalog(services: ServicesDep, response: Response) -> Catalog:
+    """The serving catalog, taken once per request (a reload meanwhile does not change what
+    this request answers from); its version goes out in ``X-Catalog-Version``."""
+    current = services.catalogs.current
+    catalog = current.catalog if current else None
+    if current is not None:
+        response.headers[CATALOG_VERSION_HEADER] = current.version
     if catalog is None:
         raise ProblemError(
             503,
@@ -82,11 +93,15 @@ _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="recommender"'}
 
 
 def require_key(
+    request: Request,
     services: ServicesDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
     header_key: Annotated[str | None, Security(header)],
 ) -> ApiKeyInfo:
     """The caller's API key; 401 problem when it is missing, malformed, unknown or revoked."""
+    known: ApiKeyInfo | None = getattr(request.state, "api_key", None)
+    if known is not None:
+        return known
     key = credentials.credentials if credentials is not None else header_key
     if not key:
         raise ProblemError(
@@ -107,10 +122,30 @@ def require_key(
             "The API key is malformed, unknown or revoked.",
             headers=_CHALLENGE,
         )
+    request.state.api_key = info
     return info
 
 
 ApiKey = Annotated[ApiKeyInfo, Depends(require_key)]
+
+
+def optional_key(request: Request, services: ServicesDep) -> ApiKeyInfo | None:
+    """The caller's API key on an endpoint that does not need one: ``None`` when none is
+    sent, 401 when the one sent is not valid. (Read from the headers directly, so that the
+    OpenAPI document does not declare the operation as needing a key.)"""
+    if request.headers.get("authorization") is None and request.headers.get("x-api-key") is None:
+        return None
+    bearer_value = request.headers.get("authorization", "")
+    scheme, _, credentials = bearer_value.partition(" ")
+    given = (
+        HTTPAuthorizationCredentials(scheme=scheme, credentials=credentials.strip())
+        if scheme.lower() == "bearer" and credentials.strip()
+        else None
+    )
+    return require_key(request, services, given, request.headers.get("x-api-key"))
+
+
+OptionalKey = Annotated[ApiKeyInfo | None, Depends(optional_key)]
 
 
 async def require_admin(key: ApiKey) -> ApiKeyInfo:

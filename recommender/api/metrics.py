@@ -2,15 +2,26 @@
 
 Requests are counted and timed by route *template* (``/v1/profiles/{profile_id}``, not each
 id) and status, by a pure-ASGI middleware that adds a few microseconds per request.
+
+Under ``recommender serve --workers N`` the workers share ``PROMETHEUS_MULTIPROC_DIR``
+(prometheus_client's multiprocess mode): each worker writes its values there, and a scrape of
+any worker reports the sum over all of them (counters, histograms) or every live worker's
+value by ``pid`` (catalog gauges, so that a worker serving another version shows).
 """
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from recommender.api.catalog_state import Loaded
 
 __all__ = ["Metrics", "MetricsMiddleware"]
 
@@ -51,19 +62,27 @@ class Metrics:
         self.profiles = Counter(
             "recommender_profiles_stored", "Probe profiles accepted and stored.", registry=r
         )
-        self.catalog_age = Gauge(
-            "recommender_catalog_age_seconds",
-            "Age of the oldest price data in the serving catalog (NaN: none loaded).",
-            registry=r,
-        )
         self.catalog_loaded = Gauge(
             "recommender_catalog_loaded_timestamp_seconds",
             "When the serving catalog was loaded (Unix time).",
             registry=r,
+            multiprocess_mode="liveall",
         )
         self.catalog_offers = Gauge(
-            "recommender_catalog_offers", "Offers in the serving catalog.", registry=r
+            "recommender_catalog_offers",
+            "Offers in the serving catalog.",
+            registry=r,
+            multiprocess_mode="liveall",
         )
+        self.catalog_version = Gauge(
+            "recommender_catalog_version_info",
+            "1 for the catalog version (manifest) being served, 0 for ones served before.",
+            ["version"],
+            registry=r,
+            multiprocess_mode="liveall",
+        )
+        self._age: Callable[[], float | None] = lambda: None
+        self._serving: str | None = None
         self.catalog_reloads = Counter(
             "recommender_catalog_reloads",
             "Catalog (re)load attempts, by outcome (loaded or refused).",
@@ -72,10 +91,44 @@ class Metrics:
         )
 
     def watch_catalog_age(self, age: Callable[[], float | None]) -> None:
-        self.catalog_age.set_function(lambda: _nan_if_none(age()))
+        """The catalog age is computed when scraped (it grows by itself)."""
+        self._age = age
+
+    def record_reload(self, loaded: bool, current: Loaded | None) -> None:
+        """Count a (re)load attempt; after a good one, record what this process serves."""
+        self.catalog_reloads.labels("loaded" if loaded else "refused").inc()
+        if loaded and current is not None:
+            self.catalog_loaded.set(current.loaded_at.timestamp())
+            self.catalog_offers.set(len(current.catalog.offers))
+            if self._serving is not None and self._serving != current.version:
+                # 0, not removed: multiprocess mode cannot remove a label (prometheus_client)
+                self.catalog_version.labels(self._serving).set(0)
+            self._serving = current.version
+            self.catalog_version.labels(current.version).set(1)
 
     def exposition(self) -> bytes:
-        return generate_latest(self.registry)
+        multiproc_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+        if multiproc_dir:
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry, path=multiproc_dir)  # type: ignore[no-untyped-call]
+        else:
+            registry = self.registry
+        # Recomputed per scrape on a registry of its own, so that it is never double-counted.
+        scrape = CollectorRegistry()
+        scrape.register(_AgeCollector(self._age))
+        return generate_latest(registry) + generate_latest(scrape)
+
+
+class _AgeCollector(Collector):
+    def __init__(self, age: Callable[[], float | None]) -> None:
+        self.age = age
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily(
+            "recommender_catalog_age_seconds",
+            "Age of the oldest price data in the serving catalog (NaN: none loaded).",
+            value=_nan_if_none(self.age()),
+        )
 
 
 def _nan_if_none(value: float | None) -> float:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import http
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import PurePath
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -20,9 +21,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match
 
 __all__ = [
+    "MAX_FIELD_ERRORS",
     "PROBLEM_MEDIA_TYPE",
     "FieldError",
     "Problem",
@@ -36,6 +37,9 @@ __all__ = [
 ]
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
+# A validation problem lists at most this many failing fields (``error_count`` says how many
+# there were): a body with 300,000 bad items must not become a 40 MB answer.
+MAX_FIELD_ERRORS = 20
 log = logging.getLogger("recommender.api")
 
 
@@ -55,12 +59,19 @@ class FieldError(BaseModel):
 
 
 class CatalogProblem(BaseModel):
-    file: str
+    file: str = Field(description="The catalog file's name (never its path on the server).")
     line: int | None
     field: str
     message: str
     severity: str
     check: str
+
+    @classmethod
+    def public(cls, problem: Any) -> CatalogProblem:
+        """A :class:`recommender.catalog.Problem` as answered: the file by name only."""
+        fields = problem.as_dict()
+        fields["file"] = PurePath(str(fields["file"])).name
+        return cls.model_validate(fields)
 
 
 class Problem(BaseModel):
@@ -72,7 +83,12 @@ class Problem(BaseModel):
     detail: str | None = None
     instance: str | None = None
     errors: list[FieldError] | None = Field(
-        default=None, description="Validation problems: every failing field."
+        default=None,
+        description=f"Validation problems: the failing fields (the first {MAX_FIELD_ERRORS}).",
+        max_length=MAX_FIELD_ERRORS,
+    )
+    error_count: int | None = Field(
+        default=None, description="Validation problems: how many fields failed in all."
     )
     problems: list[CatalogProblem] | None = Field(
         default=None, description="A refused catalog: every problem with its place."
@@ -145,14 +161,30 @@ async def _on_problem(request: Request, exc: Exception) -> ProblemResponse:
     return problem_response(request, exc)
 
 
+def _leaf_routes(routes: Sequence[Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(prefix, route) of every route, inside included routers too."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            context = getattr(route, "include_context", None)
+            yield from _leaf_routes(inner.routes, prefix + getattr(context, "prefix", ""))
+        else:
+            yield prefix, route
+
+
 def _allowed_methods(request: Request) -> str:
-    """Every method some route of this path accepts (Starlette names only the first route's)."""
+    """Every method some route of this path accepts (HEAD wherever GET is)."""
+    path = request.url.path
     methods: set[str] = set()
-    for route in request.app.router.routes:
-        match, _ = route.matches({**request.scope, "method": "GET"})
+    for prefix, route in _leaf_routes(request.app.router.routes):
+        regex = getattr(route, "path_regex", None)
         route_methods = getattr(route, "methods", None)
-        if match is not Match.NONE and route_methods:
+        if regex is None or not route_methods or not path.startswith(prefix):
+            continue
+        if regex.match(path[len(prefix) :]):
             methods |= set(route_methods)
+    if "GET" in methods:
+        methods.add("HEAD")
     return ", ".join(sorted(methods))
 
 
@@ -199,7 +231,9 @@ def is_json_media_type(content_type: str | None) -> bool:
 
 async def _on_validation(request: Request, exc: Exception) -> ProblemResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = field_errors(exc.errors())
+    raw = exc.errors()
+    total = max(getattr(exc, "total", len(raw)), len(raw))
+    errors = field_errors(raw[:MAX_FIELD_ERRORS])
     if any(e.type == "json_invalid" for e in errors):
         problem = Problem(
             type=problem_type("malformed-json"),
@@ -212,13 +246,14 @@ async def _on_validation(request: Request, exc: Exception) -> ProblemResponse:
         return _respond(request, problem)
     first = errors[0] if errors else None
     summary = f"{first.location} field {first.field!r}: {first.message}" if first else ""
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    more = f" (and {total - 1} more)" if total > 1 else ""
     problem = Problem(
         type=problem_type("validation-error"),
         title="Invalid request",
         status=422,
         detail=f"{summary}{more}",
         errors=errors,
+        error_count=total,
     )
     return _respond(request, problem)
 
@@ -248,8 +283,10 @@ _DESCRIPTIONS = {
     404: "No such resource.",
     413: "The request body is larger than the service accepts.",
     415: "The body is not sent as JSON (Content-Type: application/json).",
-    422: "The request is well-formed but invalid; `errors` names every failing field.",
-    503: "The service cannot answer now (no catalog loaded, database unreachable).",
+    422: "The request is well-formed but invalid; `errors` names the failing fields.",
+    429: "Too many requests from this client address or API key; see Retry-After.",
+    503: "The service cannot answer now (no catalog loaded, database unreachable or busy); "
+    "see Retry-After.",
 }
 
 

@@ -11,7 +11,7 @@ import datetime as dt
 import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field, StringConstraints, field_validator
 
 from recommender.api.problems import CatalogProblem
 from recommender.profile import Profile
@@ -93,6 +93,9 @@ class StoredRecommendation(Recommendation):
     created_at: dt.datetime
     profile_id: uuid.UUID | None = None
     request: dict[str, Any] = Field(description="The request this answers, as sent.")
+    catalog_version: str | None = Field(
+        default=None, description="The catalog version (manifest) the answer was computed from."
+    )
 
 
 class OfferOut(BaseModel):
@@ -132,6 +135,17 @@ class OfferPage(_Page):
 class ProfileUpload(Profile):
     """The probe's profile JSON (``recommender probe --output``), as it writes it."""
 
+    @field_validator("created_at")
+    @classmethod
+    def _utc(cls, value: dt.datetime) -> dt.datetime:
+        """An instant: with a UTC offset (the probe writes one), stored as UTC."""
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError("needs a UTC offset, e.g. 2026-12-01T10:00:00Z")
+        try:
+            return value.astimezone(dt.UTC)
+        except OverflowError:
+            raise ValueError("is outside the years 1-9999 once converted to UTC") from None
+
 
 class ProfileSummary(BaseModel):
     id: uuid.UUID
@@ -162,8 +176,11 @@ class ReloadReport(BaseModel):
 class CatalogStatus(BaseModel):
     """What the service is answering from, and whether the files on disk were accepted."""
 
-    directory: str
+    directory: str = Field(description="The catalog directory's name (not its path).")
     loaded: bool
+    version: str | None = Field(
+        default=None, description="The serving catalog's version (from its manifest)."
+    )
     loaded_at: dt.datetime | None
     accelerators: int
     offers: int

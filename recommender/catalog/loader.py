@@ -3,7 +3,9 @@
 ``load_catalog()`` reads ``accelerators.yaml``, the cloud files (``aws.yaml``, ``gcp.yaml``,
 ``azure.yaml``) and ``edge.yaml`` from a directory, validates each against its schema, runs
 the integrity checks, and refuses (with :class:`CatalogError`) a catalog with errors.
-Warnings ride along on :attr:`Catalog.warnings`.
+Warnings ride along on :attr:`Catalog.warnings`. ``load_versioned()`` loads the files
+exactly as its manifest lists them (:mod:`recommender.catalog.manifest`) and names the
+version: what a service serves.
 """
 
 from __future__ import annotations
@@ -12,15 +14,23 @@ import os
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from recommender.catalog.catalog import Catalog
 from recommender.catalog.integrity import check_catalog
+from recommender.catalog.manifest import build_manifest, read_verified
 from recommender.catalog.problems import CatalogError, Problem, display_path
 from recommender.catalog.schema import AcceleratorFile, CloudCatalog, EdgeFile
-from recommender.catalog.yamlfile import Document, load_document
+from recommender.catalog.yamlfile import Document, load_document, parse_yaml, validation_problems
 
-__all__ = ["CLOUD_FILES", "CatalogLoad", "default_catalog_dir", "load_catalog", "validate_catalog"]
+__all__ = [
+    "CLOUD_FILES",
+    "CatalogLoad",
+    "default_catalog_dir",
+    "load_catalog",
+    "load_versioned",
+    "validate_catalog",
+]
 
 CLOUD_FILES = ("aws", "gcp", "azure")
 ENV_DIR = "RECOMMENDER_CATALOG_DIR"
@@ -43,8 +53,9 @@ def default_catalog_dir() -> Path:
 class CatalogLoad:
     """The outcome of reading a directory: documents that parsed, and every problem."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, texts: dict[str, str] | None = None) -> None:
         self.directory = directory
+        self.texts = texts  # file name -> text already read (and verified); None: read files
         self.problems: list[Problem] = []
         self.accelerators: Document[AcceleratorFile] | None = None
         self.clouds: dict[str, Document[CloudCatalog]] = {}
@@ -53,6 +64,8 @@ class CatalogLoad:
 
     def _doc(self, name: str, model: type[M], *, required: bool) -> Document[M] | None:
         path = self.directory / name
+        if self.texts is not None:
+            return self._doc_from_text(name, model, required=required)
         if not path.is_file():
             if required:
                 self.problems.append(
@@ -66,6 +79,26 @@ class CatalogLoad:
             return None
         try:
             return load_document(path, model, display=display_path(path))
+        except CatalogError as exc:
+            self.problems.extend(exc.problems)
+            return None
+
+    def _doc_from_text(self, name: str, model: type[M], *, required: bool) -> Document[M] | None:
+        assert self.texts is not None
+        where = display_path(self.directory / name)
+        text = self.texts.get(name)
+        if text is None:
+            if required:
+                self.problems.append(Problem(where, None, "", "not listed in manifest.json"))
+            return None
+        try:
+            data, lines = parse_yaml(text, where)
+            if not isinstance(data, dict):
+                raise CatalogError([Problem(where, 1, "", "expected a mapping at the top")])
+            try:
+                return Document(model.model_validate(data), lines)
+            except ValidationError as exc:
+                raise CatalogError(validation_problems(exc, lines)) from exc
         except CatalogError as exc:
             self.problems.extend(exc.problems)
             return None
@@ -111,3 +144,19 @@ def load_catalog(directory: str | Path | None = None) -> Catalog:
         raise CatalogError(load.errors)
     warnings = tuple(p for p in load.problems if p.severity == "warning")
     return load.catalog(warnings)
+
+
+def load_versioned(directory: Path, *, require_manifest: bool = True) -> tuple[Catalog, str]:
+    """The catalog exactly as its manifest lists it, and its version; raise
+    :class:`CatalogError` when a file is missing, differs from the manifest or changes during
+    the read. Without ``require_manifest`` a directory with no manifest loads as it is (its
+    version then names the bytes read)."""
+    if not require_manifest and not (directory / "manifest.json").is_file():
+        catalog = load_catalog(directory)
+        return catalog, build_manifest(directory).version
+    manifest, texts = read_verified(directory)
+    load = CatalogLoad(directory, texts)
+    if load.errors or load.accelerators is None:
+        raise CatalogError(load.errors)
+    warnings = tuple(p for p in load.problems if p.severity == "warning")
+    return load.catalog(warnings), manifest.version

@@ -1,38 +1,65 @@
 """``recommender serve``: the HTTP API under uvicorn (settings from ``RECOMMENDER_*``).
 
-The database is migrated once here, before any worker starts, so that several workers
-never race to create tables; the workers then start with ``auto_migrate`` off.
+The database is migrated once here, before any worker starts; the workers then start with
+``auto_migrate`` off. With ``--workers`` > 1 each worker binds its own ``SO_REUSEPORT``
+socket (see :mod:`recommender.cli._server`) and the workers share a runtime directory:
+Prometheus multiprocess metrics and catalog reload signals live there.
 """
 
 from __future__ import annotations
 
 import copy
+import logging
 import os
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from recommender.cli._app import CatalogDirOption, app
 from recommender.cli._output import err
+from recommender.cli._server import (
+    HTTP_PROTOCOL,
+    ConnectionLimits,
+    GuardedH11Protocol,
+    Supervisor,
+    raise_open_file_limit,
+)
 from recommender.cli._service import DatabaseUrlOption, open_database, settings_or_exit
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from recommender.cli._nodelay import HTTP_PROTOCOL, NoDelayH11Protocol
     from recommender.settings import Settings
 
-__all__ = ["HTTP_PROTOCOL", "NoDelayH11Protocol", "log_config", "serve", "worker_app"]
+__all__ = [
+    "HTTP_PROTOCOL",
+    "NoDelayH11Protocol",
+    "RedactKeysFilter",
+    "log_config",
+    "serve",
+    "worker_app",
+]
+
+NoDelayH11Protocol = GuardedH11Protocol  # the name earlier versions exported
+# Open files a worker may hold: its connection limit plus the database, logs and catalog.
+SPARE_FILES = 256
 
 
-def __getattr__(name: str) -> Any:
-    """The uvicorn protocol classes, imported only when asked for (uvicorn is slow to load)."""
-    if name in ("HTTP_PROTOCOL", "NoDelayH11Protocol"):
-        from recommender.cli import _nodelay
+class RedactKeysFilter(logging.Filter):
+    """Replaces credentials in a logged request line (``?api_key=...``) by ``REDACTED``."""
 
-        return getattr(_nodelay, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def filter(self, record: logging.LogRecord) -> bool:
+        from recommender.api.keys_in_query import redact_query
+
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                redact_query(a) if isinstance(a, str) and "=" in a else a for a in record.args
+            )
+        return True
 
 
 def log_config(level: str) -> dict[str, Any]:
@@ -40,6 +67,12 @@ def log_config(level: str) -> dict[str, Any]:
     import uvicorn.config
 
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    config.setdefault("filters", {})["redact_keys"] = {"()": RedactKeysFilter}
+    config["handlers"]["access"]["filters"] = ["redact_keys"]
+    # Which worker answered (its pid): with several workers, how the load spreads.
+    config["formatters"]["access"]["fmt"] = (
+        '%(levelprefix)s [%(process)d] %(client_addr)s - "%(request_line)s" %(status_code)s'
+    )
     config["loggers"]["recommender"] = {
         "handlers": ["default"],
         "level": level.upper(),
@@ -54,23 +87,37 @@ def log_config(level: str) -> dict[str, Any]:
 GIL_SWITCH_INTERVAL_S = 0.0005
 
 
-def tune_process() -> None:
-    """Process settings for serving: a short GIL switch interval (see above)."""
+def tune_process(settings: Settings | None = None) -> None:
+    """Process settings for serving: a short GIL switch interval (see above), the connection
+    rules, and an open-file limit that admits them."""
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+    if settings is not None:
+        limits = ConnectionLimits(
+            header_timeout_s=settings.server_header_timeout_seconds,
+            max_connections=settings.server_max_connections,
+        )
+        GuardedH11Protocol.configure(limits)
+        raise_open_file_limit(settings.server_max_connections + SPARE_FILES)
 
 
 def worker_app() -> FastAPI:
     """What each worker process serves (``uvicorn --factory``): settings from the environment."""
-    from recommender.api import create_app_from_env
+    from recommender.api import create_app
+    from recommender.settings import Settings
 
-    tune_process()
-    return create_app_from_env()
+    settings = Settings()
+    tune_process(settings)
+    return create_app(settings)
 
 
-def _export(settings: Settings) -> None:
+def _export(settings: Settings, runtime: Path) -> None:
     """Hand the settings to worker processes (they read the environment)."""
     os.environ["RECOMMENDER_DATABASE_URL"] = settings.database_url
     os.environ["RECOMMENDER_AUTO_MIGRATE"] = "false"
+    os.environ["RECOMMENDER_RUNTIME_DIR"] = str(runtime)
+    metrics = runtime / "metrics"
+    metrics.mkdir()
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
     if settings.catalog_dir is not None:
         os.environ["RECOMMENDER_CATALOG_DIR"] = str(settings.catalog_dir)
 
@@ -104,16 +151,21 @@ def serve(
         highlight=False,
     )
     common: dict[str, Any] = {
-        "host": host,
-        "port": port,
         "access_log": access_log,
         "log_config": log_config(settings.log_level),
         "log_level": settings.log_level,
         "http": HTTP_PROTOCOL,
+        "timeout_keep_alive": settings.server_keepalive_seconds,
+        "backlog": 2048,
     }
     if workers == 1:
-        tune_process()
-        uvicorn.run(create_app(settings.model_copy(update={"auto_migrate": False})), **common)
+        tune_process(settings)
+        served = create_app(settings.model_copy(update={"auto_migrate": False}))
+        uvicorn.run(served, host=host, port=port, **common)
         return
-    _export(settings)
-    uvicorn.run("recommender.cli.serve:worker_app", factory=True, workers=workers, **common)
+    runtime = Path(tempfile.mkdtemp(prefix="recommender-serve-"))
+    try:
+        _export(settings, runtime)
+        Supervisor(workers, host, port, common).run()
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)

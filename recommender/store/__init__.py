@@ -13,9 +13,16 @@ from recommender.store.apikeys import (
     revoke_key,
     verify_key,
 )
-from recommender.store.database import Database, create_db_engine, normalize_url
-from recommender.store.migrate import current_revision, head_revision, upgrade
-from recommender.store.models import ApiKeyRow, Base, ProfileRow, RecommendationRow
+from recommender.store.database import Database, DbTimeouts, create_db_engine, normalize_url
+from recommender.store.idempotency import find_idempotent, save_idempotent
+from recommender.store.migrate import current_revision, downgrade, head_revision, upgrade
+from recommender.store.models import (
+    ApiKeyRow,
+    Base,
+    IdempotencyRow,
+    ProfileRow,
+    RecommendationRow,
+)
 from recommender.store.records import (
     ProfileFilter,
     add_profile,
@@ -24,21 +31,28 @@ from recommender.store.records import (
     get_recommendation,
     list_profiles,
 )
+from recommender.store.retention import PruneReport, RetentionPolicy, prune
 
 __all__ = [
     "ApiKeyInfo",
     "ApiKeyRow",
     "Base",
     "Database",
+    "DbTimeouts",
+    "IdempotencyRow",
     "MintedKey",
     "ProfileFilter",
     "ProfileRow",
+    "PruneReport",
     "RecommendationRow",
+    "RetentionPolicy",
     "add_profile",
     "add_recommendation",
     "create_db_engine",
     "create_key",
     "current_revision",
+    "downgrade",
+    "find_idempotent",
     "get_profile",
     "get_recommendation",
     "head_revision",
@@ -46,7 +60,9 @@ __all__ = [
     "list_keys",
     "list_profiles",
     "normalize_url",
+    "prune",
     "revoke_key",
+    "save_idempotent",
     "upgrade",
     "verify_key",
 ]

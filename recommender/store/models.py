@@ -11,12 +11,20 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, MetaData, String, Uuid
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, MetaData, String, UniqueConstraint, Uuid
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-__all__ = ["ApiKeyRow", "Base", "ProfileRow", "RecommendationRow", "UtcDateTime", "utcnow"]
+__all__ = [
+    "ApiKeyRow",
+    "Base",
+    "IdempotencyRow",
+    "ProfileRow",
+    "RecommendationRow",
+    "UtcDateTime",
+    "utcnow",
+]
 
 Document = JSON().with_variant(JSONB(), "postgresql")
 
@@ -92,7 +100,10 @@ class RecommendationRow(Base):
     """A recommendation served, kept so that its link can be shared."""
 
     __tablename__ = "recommendations"
-    __table_args__ = (Index("ix_recommendations_created_at", "created_at"),)
+    __table_args__ = (
+        Index("ix_recommendations_created_at", "created_at"),
+        Index("ix_recommendations_api_key_id_created_at", "api_key_id", "created_at"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
@@ -103,3 +114,29 @@ class RecommendationRow(Base):
     )
     request: Mapped[dict[str, Any]] = mapped_column(Document)
     result: Mapped[dict[str, Any]] = mapped_column(Document)
+    api_key_id: Mapped[int | None] = mapped_column(
+        ForeignKey("api_keys.id", name="fk_recommendations_api_key_id_api_keys"), default=None
+    )
+
+
+class IdempotencyRow(Base):
+    """The answer to a POST sent with an ``Idempotency-Key``: a retry gets it again.
+
+    ``scope`` is whose key it is (an API key, or a client address without one), so two
+    callers never see each other's answers; ``request_sha256`` tells a retry from a reuse.
+    """
+
+    __tablename__ = "idempotency_keys"
+    __table_args__ = (
+        UniqueConstraint("scope", "key", name="uq_idempotency_keys_scope"),
+        Index("ix_idempotency_keys_created_at", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    scope: Mapped[str] = mapped_column(String(80))
+    key: Mapped[str] = mapped_column(String(255))
+    request_sha256: Mapped[str] = mapped_column(String(64))
+    status: Mapped[int] = mapped_column()
+    location: Mapped[str | None] = mapped_column(String(200), default=None)
+    response: Mapped[dict[str, Any]] = mapped_column(Document)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)

@@ -100,13 +100,17 @@ def add_recommendation(
     workload_name: str,
     objective: str,
     profile_id: uuid.UUID | None,
+    api_key_id: int | None = None,
 ) -> RecommendationRow:
+    """Store a served recommendation; ``api_key_id`` counts it against that key's quota
+    (``None``: an anonymous one, kept for the anonymous retention period)."""
     row = RecommendationRow(
         workload_name=_clip(workload_name, 200) or "",
         objective=objective,
         profile_id=profile_id,
         request=request,
         result=result,
+        api_key_id=api_key_id,
     )
     session.add(row)
     session.flush()

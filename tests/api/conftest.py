@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from recommender.api import create_app
 from recommender.api.deps import Services
+from recommender.catalog.manifest import write_manifest
 from recommender.settings import Settings
 from recommender.store import create_key
 
@@ -53,6 +54,7 @@ def catalog_dir(tmp_path: Path) -> Path:
     shutil.copy(REPO / "catalogs" / "accelerators.yaml", d)
     for f in DATA.glob("*.yaml"):
         shutil.copy(f, d)
+    write_manifest(d)
     return d
 
 

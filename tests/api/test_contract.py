@@ -2,10 +2,12 @@
 with all its default checks (no server error, responses match the schema, documented
 statuses and media types, auth enforced where declared, invalid input rejected).
 
-One tolerance is configured: schema-valid data may be answered 422. The workload carries
-rules JSON Schema cannot state (``min_gpus <= max_gpus``, training needs ``data.samples``,
-accelerator names must exist in the catalog, ``profile_id`` must name a stored profile),
-and the service answers those with 422 naming the field -- as its OpenAPI document says.
+Two tolerances are configured: schema-valid data may be answered 422, and schema-invalid
+data may be rejected with 413 (a list past its bound can be past the body size limit too).
+The workload carries rules JSON Schema cannot state (``min_gpus <= max_gpus``, training
+needs ``data.samples``, accelerator names must exist in the catalog, ``profile_id`` must name
+a stored profile), and the service answers those with 422 naming the field -- as its
+OpenAPI document says.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
 
 from recommender.api import create_app
+from recommender.catalog.manifest import write_manifest
 from recommender.settings import Settings
 from recommender.store import upgrade
 from tests.api.conftest import DATA, REPO, mint, services_of
@@ -35,7 +38,25 @@ CONFIG = SchemathesisConfig.from_dict(
         "checks": {
             "positive_data_acceptance": {
                 "expected-statuses": ["2xx", "3xx", "401", "403", "404", "409", "422", "429"]
-            }
+            },
+            # A body past a list bound (10,000 items) is past the 1 MiB body limit too: 413 is
+            # how the service rejects it.
+            "negative_data_rejection": {
+                "expected-statuses": [
+                    "400",
+                    "401",
+                    "403",
+                    "404",
+                    "405",
+                    "406",
+                    "409",
+                    "413",
+                    "415",
+                    "422",
+                    "428",
+                    "429",
+                ]
+            },
         }
     }
 )
@@ -54,11 +75,16 @@ def _app_on_scratch_files(name: str, **changes: Any) -> FastAPI:
     shutil.copy(REPO / "catalogs" / "accelerators.yaml", catalog)
     for f in DATA.glob("*.yaml"):
         shutil.copy(f, catalog)
+    write_manifest(catalog)
     settings = Settings(
         database_url=f"sqlite:///{root}/db.sqlite",
         catalog_dir=catalog,
         catalog_poll_seconds=0,
         catalog_max_age_days=0,
+        # The fuzzer is one client sending thousands of requests a minute: past the rate
+        # limit every answer would be 429 (tests/api/test_ratelimit.py covers the limiter).
+        rate_limit_per_address="",
+        rate_limit_per_key="",
         **changes,
     )
     return create_app(settings)

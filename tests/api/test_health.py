@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from recommender.api import create_app
+from recommender.api.app import DATABASE_RETRY_AFTER_S
 from recommender.settings import Settings
 from tests.api.conftest import assert_problem, workload
 
@@ -44,12 +45,14 @@ def test_stale_catalog_is_not_ready(make_settings: Callable[..., Settings]) -> N
 def test_unreachable_database_is_503_not_500(make_settings: Callable[..., Settings]) -> None:
     settings = make_settings(database_url=CLOSED_PORT_DB, auto_migrate=False)
     with TestClient(create_app(settings)) as client:
-        body = assert_problem(client.get("/readyz"), 503)
+        ready = client.get("/readyz")
+        body = assert_problem(ready, 503)
         assert "database unreachable" in body["detail"]
         assert body["checks"]["database"]["backend"] == "postgresql"
+        assert "127.0.0.1" not in ready.text and "port" not in ready.text  # no hosts
         r = client.get(f"/v1/profiles/{uuid.uuid4()}")
         assert_problem(r, 503)
-        assert r.headers["retry-after"] == "5"
+        assert r.headers["retry-after"] == str(DATABASE_RETRY_AFTER_S)
         assert client.get("/healthz").status_code == 200
 
 

@@ -12,13 +12,19 @@ import pytest
 from fastapi.testclient import TestClient
 
 from recommender.api import create_app
+from recommender.catalog.manifest import write_manifest
 from recommender.settings import Settings
 from tests.api.conftest import assert_problem, bearer, mint, workload
 
 
+def _edit(path: Path, old: str, new: str) -> None:
+    """Change a catalog file as the importer and refresh do: the file, then the manifest."""
+    path.write_text(path.read_text().replace(old, new))
+    write_manifest(path.parent)
+
+
 def _break(catalog_dir: Path) -> None:
-    path = catalog_dir / "aws.yaml"
-    path.write_text(path.read_text().replace("gpus: 4", "gpus: 0"))
+    _edit(catalog_dir / "aws.yaml", "gpus: 4", "gpus: 0")
 
 
 def _wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
@@ -54,7 +60,7 @@ def test_broken_catalog_is_refused_and_the_old_one_serves(
 def test_poller_reloads_changed_files_and_refuses_broken_ones(
     make_settings: Callable[..., Settings], catalog_dir: Path
 ) -> None:
-    app = create_app(make_settings(catalog_poll_seconds=0.02))
+    app = create_app(make_settings(catalog_poll_seconds=0.02, catalog_max_offer_drop=0.5))
     with TestClient(app) as client:
 
         def offers() -> int:
@@ -64,14 +70,14 @@ def test_poller_reloads_changed_files_and_refuses_broken_ones(
         assert offers() == 7
         aws = catalog_dir / "aws.yaml"
         eu_row = "          - {region: eu-west-1, on_demand: 1.123}\n"
-        aws.write_text(aws.read_text().replace(eu_row, ""))
+        _edit(aws, eu_row, "")
         _wait_for(lambda: offers() == 6)
 
         _break(catalog_dir)
         _wait_for(lambda: client.get("/v1/catalog/status").json()["last_reload"]["loaded"] is False)
         assert offers() == 6  # the last good catalog
 
-        aws.write_text(aws.read_text().replace("gpus: 0", "gpus: 4"))
+        _edit(aws, "gpus: 0", "gpus: 4")
         _wait_for(lambda: client.get("/v1/catalog/status").json()["last_reload"]["loaded"])
 
 
@@ -91,7 +97,7 @@ def test_starting_on_a_broken_catalog_is_not_ready_until_fixed(
         assert "no catalog is loaded" in assert_problem(reload, 422)["detail"]
 
         aws = catalog_dir / "aws.yaml"
-        aws.write_text(aws.read_text().replace("gpus: 0", "gpus: 4"))
+        _edit(aws, "gpus: 0", "gpus: 4")
         _wait_for(lambda: client.get("/readyz").status_code == 200)
         assert client.post("/v1/recommendations", json=workload()).status_code == 201
 
@@ -101,10 +107,10 @@ def test_an_unexpected_load_failure_is_a_refusal_too(
 ) -> None:
     import recommender.api.catalog_state as catalog_state
 
-    def explode(directory: object) -> None:
+    def explode(directory: object, **_: object) -> None:
         raise PermissionError(13, "Permission denied", str(directory))
 
-    monkeypatch.setattr(catalog_state, "load_catalog", explode)
+    monkeypatch.setattr(catalog_state, "load_versioned", explode)
     body = assert_problem(client.post("/v1/admin/reload", headers=bearer(admin_key)), 422)
     assert "PermissionError" in body["problems"][0]["message"]
     assert client.get("/v1/catalog/status").json()["offers"] == 18

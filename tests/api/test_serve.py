@@ -82,6 +82,18 @@ def test_serve_answers_and_stops_cleanly(
         assert listed["total"] == 2
         assert httpx.get(f"{url}{r.headers['location']}", timeout=10).status_code == 200
         assert httpx.get(f"{url}/docs", timeout=10).status_code == 200
+        for _ in range(4):  # each on a new connection: any worker may answer
+            more = httpx.post(f"{url}/v1/recommendations", json=workload(), timeout=10)
+            assert more.status_code == 201
+        for _ in range(6):  # whichever worker answers the scrape reports all of them
+            scraped = httpx.get(f"{url}/metrics", timeout=10).text
+            assert 'recommender_recommendations_served_total{objective="balanced"} 5.0' in scraped
+        versions = [
+            line
+            for line in scraped.splitlines()
+            if line.startswith("recommender_catalog_version") and line.endswith(" 1.0")
+        ]
+        assert len(versions) == workers and len({v.split("version=")[1] for v in versions}) == 1
     finally:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
@@ -112,10 +124,14 @@ def test_connections_get_tcp_nodelay_even_from_a_proto_0_listener() -> None:
         transport.get_extra_info.side_effect = lambda name, default=None: (
             accepted if name == "socket" else default
         )
-        protocol = NoDelayH11Protocol(config=config, server_state=ServerState(), app_state={})
+        loop = asyncio.new_event_loop()
+        protocol = NoDelayH11Protocol(
+            config=config, server_state=ServerState(), app_state={}, _loop=loop
+        )
         protocol.connection_made(transport)
         assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
     finally:
+        loop.close()
         for s in (client, accepted, listener):
             s.close()
 

@@ -80,3 +80,19 @@ def test_bad_setting_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("RECOMMENDER_DATABASE_URL", "mysql://x/y")
     code, _, err = _run("db", "upgrade")
     assert code == 2 and "RECOMMENDER_DATABASE_URL" in err
+
+
+def test_db_downgrade_and_prune(db_url: str) -> None:
+    assert _run("db", "upgrade", "--database-url", db_url)[0] == 0
+    code, out, err = _run("db", "downgrade", "--format", "json", "--database-url", db_url)
+    assert code == 0, err
+    assert json.loads(out) == {
+        "database": db_url,
+        "from": head_revision(),
+        "revision": "0001",
+    }
+    code, _, err = _run("db", "downgrade", "nonsense", "--database-url", db_url)
+    assert code == 1 and "nonsense" in err
+    code, out, err = _run("db", "prune", "--format", "json", "--database-url", db_url)
+    assert code == 0, err
+    assert json.loads(out)["total"] == 0

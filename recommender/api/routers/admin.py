@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
+from recommender.api import reload_signal
 from recommender.api.deps import AdminKey, ServicesDep
 from recommender.api.problems import CatalogProblem, ProblemError, problem_responses
 from recommender.api.routers.catalog import status_of
@@ -22,8 +23,11 @@ router = APIRouter(tags=["admin"])
     responses=problem_responses(401, 403, 422),
 )
 async def reload_catalog(key: AdminKey, services: ServicesDep) -> CatalogStatus:
+    """Reloads this worker, then signals the other workers of the same `serve` to reload."""
     outcome = await run_in_threadpool(services.catalogs.reload)
-    services.metrics.catalog_reloads.labels("loaded" if outcome.loaded else "refused").inc()
+    signal = reload_signal.signal_path(services.settings.runtime_dir)
+    services.catalogs.announced = await run_in_threadpool(reload_signal.announce, signal)
+    services.metrics.record_reload(outcome.loaded, services.catalogs.current)
     if not outcome.loaded:
         kept = (
             "the previous catalog keeps serving"
@@ -34,9 +38,9 @@ async def reload_catalog(key: AdminKey, services: ServicesDep) -> CatalogStatus:
         raise ProblemError(
             422,
             "catalog-refused",
-            f"The catalog at {services.catalogs.directory} has {len(errors)} error(s); "
+            f"The catalog files have {len(errors)} error(s); "
             f"{kept}. First: {errors[0] if errors else '?'}",
             title="Catalog refused",
-            problems=[CatalogProblem.model_validate(p.as_dict()) for p in outcome.problems],
+            problems=[CatalogProblem.public(p) for p in outcome.problems],
         )
     return status_of(services)

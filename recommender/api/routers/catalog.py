@@ -4,15 +4,17 @@ and ``/v1/accelerators``."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 
 from recommender.api.deps import CatalogDep, ServicesDep
 from recommender.api.errors import unknown_accelerator
+from recommender.api.offload import compute
 from recommender.api.problems import CatalogProblem, FieldError, ProblemError, problem_responses
 from recommender.api.schemas import CatalogStatus, OfferOut, OfferPage, QueryText, ReloadReport
-from recommender.catalog import Accelerator, UnknownAcceleratorError
+from recommender.catalog import Accelerator, Catalog, UnknownAcceleratorError
 from recommender.catalog.query import select_offers
 
 __all__ = ["router", "status_of"]
@@ -20,6 +22,8 @@ __all__ = ["router", "status_of"]
 router = APIRouter(tags=["catalog"])
 
 Limit = Annotated[int, Query(ge=1, le=1000, description="Items per page.")]
+# Values one list filter may repeat (there are 3 clouds, ~40 regions per cloud, ~30 GPUs).
+MAX_FILTER_VALUES = 50
 Offset = Annotated[int, Query(ge=0, le=10_000_000, description="Items to skip.")]
 OFFER_FILTERS = frozenset(
     {
@@ -66,13 +70,21 @@ def _refuse_unknown_parameters(request: Request) -> None:
     summary="Offers (instance x region x pricing) matching the filters, cheapest first",
     responses=problem_responses(422, 503),
 )
-def list_offers(
+async def list_offers(
     request: Request,
     catalog: CatalogDep,
-    cloud: Annotated[list[Literal["aws", "gcp", "azure"]] | None, Query()] = None,
-    region: Annotated[list[QueryText] | None, Query(description="Region id.")] = None,
+    cloud: Annotated[
+        list[Literal["aws", "gcp", "azure"]] | None, Query(max_length=MAX_FILTER_VALUES)
+    ] = None,
+    region: Annotated[
+        list[QueryText] | None, Query(description="Region id.", max_length=MAX_FILTER_VALUES)
+    ] = None,
     gpu: Annotated[
-        list[QueryText] | None, Query(description="Accelerator, any spelling (e.g. A100-80GB).")
+        list[QueryText] | None,
+        Query(
+            description="Accelerator, any spelling (e.g. A100-80GB).",
+            max_length=MAX_FILTER_VALUES,
+        ),
     ] = None,
     min_gpu_memory: Annotated[float | None, Query(ge=0, description="GB per GPU.")] = None,
     max_price: Annotated[float | None, Query(gt=0, description="USD per hour.")] = None,
@@ -84,12 +96,31 @@ def list_offers(
     ] = None,
     purchase: Annotated[
         list[Literal["on-demand", "spot", "reservation"]] | None,
-        Query(description="How the price is bought (repeatable; default all)."),
+        Query(description="How the price is bought (repeatable; default all).", max_length=3),
     ] = None,
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> OfferPage:
     _refuse_unknown_parameters(request)
+    query = _OfferQuery(cloud, region, gpu, min_gpu_memory, max_price, spot, gpus, purchase)
+    return await compute(request, _offer_page, catalog, query, limit, offset)
+
+
+@dataclass(frozen=True, slots=True)
+class _OfferQuery:
+    cloud: list[Literal["aws", "gcp", "azure"]] | None
+    region: list[str] | None
+    gpu: list[str] | None
+    min_gpu_memory: float | None
+    max_price: float | None
+    spot: bool | None
+    gpus: int | None
+    purchase: list[Literal["on-demand", "spot", "reservation"]] | None
+
+
+def _offer_page(catalog: Catalog, q: _OfferQuery, limit: int, offset: int) -> OfferPage:
+    cloud, region, gpu = q.cloud, q.region, q.gpu
+    min_gpu_memory, max_price, spot = q.min_gpu_memory, q.max_price, q.spot
     try:
         index = select_offers(
             catalog,
@@ -99,8 +130,8 @@ def list_offers(
             min_gpu_memory_gb=min_gpu_memory,
             max_price=max_price,
             spot=spot,
-            gpu_count=gpus,
-            purchase=purchase,
+            gpu_count=q.gpus,
+            purchase=q.purchase,
         )
     except UnknownAcceleratorError as exc:
         raise unknown_accelerator(exc, location="query", field="gpu") from exc
@@ -122,7 +153,7 @@ def list_offers(
     tags=["accelerators"],
     responses=problem_responses(503),
 )
-def list_accelerators(catalog: CatalogDep) -> list[Accelerator]:
+async def list_accelerators(catalog: CatalogDep) -> list[Accelerator]:
     return catalog.accelerators
 
 
@@ -134,8 +165,9 @@ def status_of(services: ServicesDep) -> CatalogStatus:
     max_age = services.settings.catalog_max_age_seconds
     last = state.last
     return CatalogStatus(
-        directory=str(state.directory),
+        directory=state.directory.name,
         loaded=current is not None,
+        version=current.version if current else None,
         loaded_at=current.loaded_at if current else None,
         accelerators=len(catalog.accelerators) if catalog else 0,
         offers=len(catalog.offers) if catalog else 0,
@@ -148,7 +180,7 @@ def status_of(services: ServicesDep) -> CatalogStatus:
         last_reload=ReloadReport(
             at=last.at,
             loaded=last.loaded,
-            problems=[CatalogProblem.model_validate(p.as_dict()) for p in last.problems],
+            problems=[CatalogProblem.public(p) for p in last.problems],
         )
         if last
         else None,
@@ -160,5 +192,5 @@ def status_of(services: ServicesDep) -> CatalogStatus:
     operation_id="catalogStatus",
     summary="The serving catalog, its age, and whether the files on disk were accepted",
 )
-def catalog_status(services: ServicesDep) -> CatalogStatus:
+async def catalog_status(services: ServicesDep) -> CatalogStatus:
     return status_of(services)

@@ -5,12 +5,15 @@ These stay open without an API key: orchestrators and Prometheus call them.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from typing import Any
 
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy.exc import SQLAlchemyError
+from starlette.concurrency import run_in_threadpool
 
 from recommender.api.deps import Services, ServicesDep
 from recommender.api.problems import ProblemError, problem_responses
@@ -19,6 +22,7 @@ from recommender.api.schemas import Health, Readiness
 __all__ = ["router"]
 
 router = APIRouter(tags=["operations"])
+log = logging.getLogger("recommender.api.health")
 
 
 @router.get("/healthz", operation_id="health", summary="The process is alive")
@@ -50,12 +54,19 @@ def _catalog_check(services: Services) -> tuple[bool, dict[str, Any]]:
     return True, check
 
 
-def _database_check(services: Services) -> tuple[bool, dict[str, Any]]:
+async def _database_check(services: Services) -> tuple[bool, dict[str, Any]]:
+    """``SELECT 1`` within the readiness timeout. The reason names the error's kind only:
+    driver messages carry host names and ports, which stay in the log."""
     started = time.perf_counter()
+    limit_s = services.settings.readiness_db_timeout_seconds
     try:
-        services.db.ping()
+        await asyncio.wait_for(run_in_threadpool(services.db.ping), timeout=limit_s)
+    except TimeoutError:
+        reason = f"database did not answer within {limit_s:g} s"
+        return False, {"backend": services.db.backend, "reason": reason}
     except (SQLAlchemyError, OSError) as exc:
-        reason = f"database unreachable: {type(exc).__name__}: {str(exc).splitlines()[0]}"
+        log.warning("readiness: database check failed: %s", exc)
+        reason = f"database unreachable ({type(exc).__name__}; the service log has the cause)"
         return False, {"backend": services.db.backend, "reason": reason}
     ms = (time.perf_counter() - started) * 1000
     return True, {"backend": services.db.backend, "ping_ms": round(ms, 3)}
@@ -67,9 +78,9 @@ def _database_check(services: Services) -> tuple[bool, dict[str, Any]]:
     summary="The service can answer: catalog loaded and fresh, database reachable",
     responses=problem_responses(503),
 )
-def readyz(services: ServicesDep) -> Readiness:
+async def readyz(services: ServicesDep) -> Readiness:
     catalog_ok, catalog = _catalog_check(services)
-    db_ok, database = _database_check(services)
+    db_ok, database = await _database_check(services)
     checks = {"catalog": catalog, "database": database}
     if catalog_ok and db_ok:
         return Readiness(checks=checks)
@@ -86,5 +97,5 @@ def readyz(services: ServicesDep) -> Readiness:
     response_class=Response,
     responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
 )
-def metrics(services: ServicesDep) -> Response:
+async def metrics(services: ServicesDep) -> Response:
     return Response(services.metrics.exposition(), media_type=CONTENT_TYPE_LATEST)

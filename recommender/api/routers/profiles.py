@@ -5,11 +5,13 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
+from sqlalchemy.exc import IntegrityError
 
 from recommender.api.body import json_body, request_body_openapi
 from recommender.api.deps import ApiKey, ServicesDep
 from recommender.api.errors import not_found
+from recommender.api.idempotency import IdempotencyKeyHeader, idempotent
 from recommender.api.problems import problem_responses
 from recommender.api.schemas import (
     ProfilePage,
@@ -45,6 +47,7 @@ def summary_of(row: ProfileRow) -> ProfileSummary:
     operation_id="uploadProfile",
     summary="Store a probe profile (`recommender probe --post-to`)",
     status_code=201,
+    response_model=ProfileSummary,
     responses=problem_responses(400, 401, 413, 415, 422),
     openapi_extra=request_body_openapi(ProfileUpload),
 )
@@ -52,14 +55,29 @@ def upload_profile(
     key: ApiKey,  # before the body: no key, no parsing
     upload: Annotated[ProfileUpload, json_body(ProfileUpload)],
     services: ServicesDep,
+    request: Request,
     response: Response,
-) -> ProfileSummary:
+    idempotency_key: IdempotencyKeyHeader = None,
+) -> ProfileSummary | Response:
+    document = upload.model_dump(mode="json", exclude_unset=True)
+    once = idempotent(request, idempotency_key, key, document)
+    replay = once.replay(services) if once else None
+    if replay is not None:
+        return replay
     profile = Profile.model_validate(upload.model_dump(exclude_unset=True))
-    with services.db.session() as session:
-        row = add_profile(session, profile, api_key_id=key.id)
-        summary = summary_of(row)
+    try:
+        with services.db.session() as session:
+            row = add_profile(session, profile, api_key_id=key.id)
+            summary = summary_of(row)
+            location = f"/v1/profiles/{summary.id}"
+            if once is not None:
+                once.save(session, 201, location, summary.model_dump(mode="json"))
+    except IntegrityError as exc:
+        if once is None:
+            raise
+        return once.after_race(services, exc)
     services.metrics.profiles.inc()
-    response.headers["Location"] = f"/v1/profiles/{summary.id}"
+    response.headers["Location"] = location
     return summary
 
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
+from sqlalchemy.exc import IntegrityError
 
 from recommender.api.body import json_body, request_body_openapi
-from recommender.api.deps import CatalogDep, ServicesDep
+from recommender.api.deps import CATALOG_VERSION_HEADER, CatalogDep, OptionalKey, ServicesDep
 from recommender.api.errors import not_found, unknown_accelerator, unusable_request
+from recommender.api.idempotency import IdempotencyKeyHeader, idempotent
 from recommender.api.inputs import accelerator_field, load_profile
 from recommender.api.problems import problem_responses
 from recommender.api.schemas import RecommendationRequest, StoredRecommendation
@@ -38,16 +40,28 @@ def _stored(row: RecommendationRow) -> StoredRecommendation:
     "/v1/recommendations",
     operation_id="createRecommendation",
     summary="Rank offers for a workload (like `recommender recommend`) and store the answer",
+    description="No API key is needed; one sent (`Authorization: Bearer` or `X-API-Key`) must "
+    "be valid, and the answer is then kept under that key's quota instead of the anonymous "
+    "retention period.",
     status_code=201,
-    responses=problem_responses(400, 413, 415, 422, 503),
+    response_model=StoredRecommendation,
+    responses=problem_responses(400, 401, 413, 415, 422, 503),
     openapi_extra=request_body_openapi(RecommendationRequest),
 )
 def create_recommendation(
     body: Annotated[RecommendationRequest, json_body(RecommendationRequest)],
     catalog: CatalogDep,
     services: ServicesDep,
+    request: Request,
     response: Response,
-) -> StoredRecommendation:
+    key: OptionalKey,
+    idempotency_key: IdempotencyKeyHeader = None,
+) -> StoredRecommendation | Response:
+    asked: dict[str, Any] = body.as_sent()
+    once = idempotent(request, idempotency_key, key, asked)
+    replay = once.replay(services) if once else None
+    if replay is not None:
+        return replay
     profile = load_profile(services, body.profile_id)
     workload = body.workload()
     try:
@@ -59,29 +73,40 @@ def create_recommendation(
             profile=profile,
             landscape=body.landscape,
         )
+        result = rec.model_dump(mode="json")
+        result["catalog_version"] = response.headers.get(CATALOG_VERSION_HEADER)
     except UnknownAcceleratorError as exc:
         raise unknown_accelerator(exc, field=accelerator_field(workload, exc.name)) from exc
     except (ValueError, ArithmeticError) as exc:
         raise unusable_request(exc) from exc
-    request = body.as_sent()
-    with services.db.session() as session:
-        row = add_recommendation(
-            session,
-            request=request,
-            result=rec.model_dump(mode="json"),
-            workload_name=workload.name,
-            objective=body.objective,
-            profile_id=body.profile_id,
-        )
-        stored = StoredRecommendation(
-            **dict(rec),
-            id=row.id,
-            created_at=row.created_at,
-            profile_id=row.profile_id,
-            request=request,
-        )
+    try:
+        with services.db.session() as session:
+            row = add_recommendation(
+                session,
+                request=asked,
+                result=result,
+                workload_name=workload.name,
+                objective=body.objective,
+                profile_id=body.profile_id,
+                api_key_id=key.id if key else None,
+            )
+            stored = StoredRecommendation(
+                **dict(rec),
+                id=row.id,
+                created_at=row.created_at,
+                profile_id=row.profile_id,
+                request=asked,
+                catalog_version=response.headers.get(CATALOG_VERSION_HEADER),
+            )
+            location = f"/v1/recommendations/{stored.id}"
+            if once is not None:
+                once.save(session, 201, location, stored.model_dump(mode="json"))
+    except IntegrityError as exc:
+        if once is None:
+            raise
+        return once.after_race(services, exc)
     services.metrics.recommendations.labels(body.objective).inc()
-    response.headers["Location"] = f"/v1/recommendations/{stored.id}"
+    response.headers["Location"] = location
     return stored
 
 

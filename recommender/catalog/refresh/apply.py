@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from recommender.catalog.loader import validate_catalog
+from recommender.catalog.manifest import write_manifest
 from recommender.catalog.problems import Problem
 from recommender.catalog.refresh.base import RefreshError
 from recommender.catalog.refresh.diff import CatalogDiff
@@ -98,4 +99,5 @@ def write(
     if diff.drop_share > max_drop and not force:
         raise DropTooLargeError(target, diff, max_drop)
     write_atomic(target, text)
+    write_manifest(catalog_dir)  # last: the directory is one consistent version again
     return target

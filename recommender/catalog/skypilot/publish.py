@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from recommender.catalog.loader import default_catalog_dir, load_catalog
+from recommender.catalog.manifest import write_manifest
 from recommender.catalog.problems import CatalogError, Problem, display_path
 from recommender.catalog.writer import write_atomic
 
@@ -82,4 +83,6 @@ def publish(texts: dict[str, str], out_dir: Path, *, dry_run: bool = False) -> P
         if changed and not dry_run:
             write_atomic(path, text)
         written.append(Written(path, changed))
+    if not dry_run:
+        write_manifest(out_dir)  # last: the directory is one consistent version again
     return Published(written, warnings)

@@ -318,7 +318,8 @@ def main() -> int:
         data["notes"] = {
             **priors.notes,
             "fitted": (
-                f"fitted by benchmarks/accuracy.py --write on {len(rows)} rows of "
+                f"fitted by benchmarks/accuracy.py --write on {min(len(rows), FIT_ROWS)} of the "
+                f"{len(rows)} predictable rows (an evenly spaced subsample) of "
                 "benchmarks/data/accuracy_rows.csv from "
                 f"{len(sources)} sources (log-error least squares with a free factor per "
                 "run, priors from priors.json)"

@@ -101,8 +101,10 @@ def recommend(
     top: int = 5,
     profile: Profile | Mapping[str, object] | None = None,
     calibration: Calibration | None = None,
+    landscape: bool = False,
 ) -> Recommendation:
-    """Rank every offer of ``catalog`` (default: the bundled one) for ``workload``.
+    """Rank every offer of ``catalog`` (default: the bundled one) for ``workload``;
+    ``landscape``: also every feasible offer's cost and time (the web page's chart).
 
     Raises :class:`WorkloadError`, :class:`ProfileError`, :class:`InvalidOptionError`
     (objective, top) or :class:`CatalogError`, each naming the field.
@@ -119,6 +121,7 @@ def recommend(
         top=_count("top", top, MAX_TOP),
         profile=as_profile(profile),
         calibration=calibration,
+        landscape=landscape,
     )
 
 

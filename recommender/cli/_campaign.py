@@ -17,20 +17,23 @@ import re
 import shlex
 import uuid
 from pathlib import PurePosixPath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from recommender import __version__
-from recommender.catalog import Catalog
-from recommender.scoring import Recommendation
-from recommender.scoring.results import Pick
+from recommender.cli._campaign_names import API_KEY_ENV, DEFAULT_IMAGE
+
+if TYPE_CHECKING:  # the campaign command must not load the engine to print its help
+    from recommender.catalog import Catalog
+    from recommender.scoring import Recommendation
+    from recommender.scoring.results import Pick
 
 __all__ = [
     "API_KEY_ENV",
     "DEFAULT_IMAGE",
     "Campaign",
     "Candidate",
+    "CandidateStatus",
     "PlanFormat",
     "PlanOptions",
     "candidates",
@@ -41,8 +44,6 @@ __all__ = [
 ]
 
 PlanFormat = Literal["skypilot", "k8s"]
-DEFAULT_IMAGE = f"instance-recommender-probe:{__version__}"
-API_KEY_ENV = "RECOMMENDER_API_KEY"  # what `recommender probe --api-key` reads
 # The probe reads these instead of DMI, which names the instance type only on AWS.
 CLOUD_ENV, INSTANCE_TYPE_ENV = "RECOMMENDER_CLOUD", "RECOMMENDER_INSTANCE_TYPE"
 POST_TO_ENV = "RECOMMENDER_POST_TO"
@@ -288,3 +289,19 @@ def k8s_job(c: Candidate, opts: PlanOptions, campaign_id: str) -> dict[str, Any]
         "metadata": {"name": c.name, "labels": labels},
         "spec": spec,
     }
+
+
+class CandidateStatus(BaseModel):
+    rank: int
+    cloud: str
+    region: str | None
+    instance_type: str
+    accelerator: str
+    gpus: int
+    nodes: int
+    reported: bool
+    profiles: int
+    without_workload: int = 0
+    latest_profile_id: str | None = None
+    latest_received_at: dt.datetime | None = None
+    bound: str | None = None

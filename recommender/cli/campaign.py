@@ -12,17 +12,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import BaseModel, ValidationError
 from rich.markup import escape
 
 from recommender.cli._app import app
-from recommender.cli._campaign import API_KEY_ENV, Campaign, Candidate
+from recommender.cli._campaign_names import API_KEY_ENV
 from recommender.cli._output import Format, FormatOption, fail, out, print_json, table
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the campaign models (pydantic) load when the command runs (fast --help)
     import httpx
 
-__all__ = ["CandidateStatus", "campaign_app", "candidate_status", "status"]
+    from recommender.cli._campaign import Campaign, Candidate, CandidateStatus
+
+__all__ = ["campaign_app", "candidate_status", "status"]
 
 campaign_app = typer.Typer(
     help="Probe campaigns planned with `recommender probe-plan`.", no_args_is_help=True
@@ -35,23 +36,11 @@ PROFILES_PER_MACHINE = 500
 TIMEOUT_S = 10.0
 
 
-class CandidateStatus(BaseModel):
-    rank: int
-    cloud: str
-    region: str | None
-    instance_type: str
-    accelerator: str
-    gpus: int
-    nodes: int
-    reported: bool
-    profiles: int
-    without_workload: int = 0
-    latest_profile_id: str | None = None
-    latest_received_at: dt.datetime | None = None
-    bound: str | None = None
-
-
 def _read(path: Path) -> Campaign:
+    from pydantic import ValidationError
+
+    from recommender.cli._campaign import Campaign
+
     try:
         return Campaign.model_validate_json(path.read_bytes())
     except OSError as exc:
@@ -87,6 +76,8 @@ def _received(profile: dict[str, Any]) -> dt.datetime:
 
 
 def candidate_status(client: httpx.Client, campaign: Campaign, c: Candidate) -> CandidateStatus:
+    from recommender.cli._campaign import CandidateStatus
+
     """What the service holds for one candidate: profiles of its instance type (and cloud)
     received since the campaign was planned, running the campaign's probe workload; those
     with no workload at all (it failed, or ran out of time) are counted apart."""

@@ -7,15 +7,10 @@ import datetime as dt
 from typing import Annotated
 
 import typer
-from alembic.util import CommandError
-from sqlalchemy.exc import SQLAlchemyError
 
 from recommender.cli._app import app
 from recommender.cli._output import Format, FormatOption, err, fail, print_json
 from recommender.cli._service import DatabaseUrlOption, open_database, settings_or_exit
-from recommender.store import current_revision
-from recommender.store import downgrade as store_downgrade
-from recommender.store import prune as store_prune
 
 __all__ = ["db_app", "downgrade", "prune", "upgrade"]
 
@@ -50,6 +45,12 @@ def downgrade(
     database_url: DatabaseUrlOption = None,
 ) -> None:
     """Undo migrations (data held only by the undone ones is lost)."""
+    from alembic.util import CommandError
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from recommender.store import current_revision
+    from recommender.store import downgrade as store_downgrade
+
     settings = settings_or_exit(database_url=database_url)
     db = open_database(settings, migrate=False)
     try:
@@ -71,6 +72,8 @@ def prune(fmt: FormatOption = Format.table, database_url: DatabaseUrlOption = No
     """Delete what the storage bounds no longer keep (the service also does this every
     RECOMMENDER_PRUNE_INTERVAL_SECONDS): anonymous recommendations past their retention or
     over the anonymous bound, a key's over its quota, expired idempotency records."""
+    from recommender.store import prune as store_prune
+
     settings = settings_or_exit(database_url=database_url)
     db = open_database(settings)
     try:

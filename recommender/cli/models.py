@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from recommender.catalog.problems import ProblemsError
 from recommender.cli._app import app
 from recommender.cli._output import Format, FormatOption, err, out, print_csv, print_json, table
-from recommender.models.hf_config import load_hf_config
-from recommender.models.registry import (
-    MODELS_FILE_ENV,
-    ModelEntry,
-    ModelRegistry,
-    default_models_path,
-    load_registry,
-)
+
+if TYPE_CHECKING:  # the registry loads the catalog stack: only when the command runs
+    from recommender.catalog.problems import ProblemsError
+    from recommender.models.registry import ModelEntry, ModelRegistry
 
 __all__ = ["models"]
+
+# recommender.models.registry.MODELS_FILE_ENV (tests/cli/test_models_cli.py pins them equal).
+MODELS_FILE_ENV = "RECOMMENDER_MODELS_FILE"
 
 ModelsFileOption = Annotated[
     Path | None,
@@ -81,6 +79,9 @@ def _fail(exc: ProblemsError, what: str) -> NoReturn:
 
 
 def _registry_or_exit(path: Path | None) -> ModelRegistry:
+    from recommender.catalog.problems import ProblemsError
+    from recommender.models.registry import default_models_path, load_registry
+
     try:
         return load_registry(path)
     except ProblemsError as exc:
@@ -91,26 +92,26 @@ def _print_table(rows: list[dict[str, object]], title: str) -> None:
     columns: list[str | tuple[str, str]] = ["name", "family", "type", ("params", "right")]
     columns += [("published", "right")]
     columns += [("dev %", "right"), ("active", "right"), ("layers", "right"), ("context", "right")]
-    out.print(
-        table(
-            title,
-            columns,
-            [
-                (
-                    r["name"],
-                    r["family"],
-                    r["type"],
-                    _billions(r["parameters"]),
-                    _billions(r["published_parameters"]),
-                    f"{r['deviation_pct']:+.2f}",
-                    _billions(r["active_parameters"]),
-                    r["layers"] or "-",
-                    r["max_sequence_length"] or "-",
-                )
-                for r in rows
-            ],
-        )
+    t = table(
+        title,
+        columns,
+        [
+            (
+                r["name"],
+                r["family"],
+                r["type"],
+                _billions(r["parameters"]),
+                _billions(r["published_parameters"]),
+                f"{r['deviation_pct']:+.2f}",
+                _billions(r["active_parameters"]),
+                r["layers"] or "-",
+                r["max_sequence_length"] or "-",
+            )
+            for r in rows
+        ],
     )
+    t.columns[0].no_wrap = True  # a model name is what users copy: never split it
+    out.print(t)
 
 
 @app.command()
@@ -121,7 +122,11 @@ def models(
 ) -> None:
     """List the models `model: {name: ...}` accepts, with parameters computed from each shape
     beside the published count and its source."""
+    from recommender.catalog.problems import ProblemsError
+
     if hf_config is not None:
+        from recommender.models.hf_config import load_hf_config
+
         try:
             shape = _shape(load_hf_config(hf_config))
         except ProblemsError as exc:

@@ -10,31 +10,22 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 import yaml
 from rich.markup import escape
 
-from recommender.catalog import UnknownAcceleratorError
-from recommender.catalog.problems import WorkloadError
-from recommender.catalog.writer import write_atomic
 from recommender.cli._app import CatalogDirOption, app, load_catalog_or_exit
-from recommender.cli._campaign import (
-    API_KEY_ENV,
-    DEFAULT_IMAGE,
-    Campaign,
-    PlanFormat,
-    PlanOptions,
-    candidates,
-    k8s_job,
-    new_campaign,
-    skypilot_task,
-)
+from recommender.cli._campaign_names import API_KEY_ENV, DEFAULT_IMAGE
 from recommender.cli._output import err, fail, out, table
-from recommender.scoring import recommend
-from recommender.scoring.results import Objective
-from recommender.workload import Workload, load_workload
+
+if TYPE_CHECKING:  # the engine and the campaign models load when the command runs (fast --help)
+    from recommender.cli._campaign import Campaign, PlanFormat, PlanOptions
+    from recommender.workload import Workload
+
+# recommender.scoring.results.Objective (tests/cli pins them equal).
+Objective = Literal["cheapest", "fastest", "balanced"]
 
 __all__ = ["CAMPAIGN_FILE", "PlanFormatChoice", "probe_plan"]
 
@@ -51,6 +42,9 @@ class PlanFormatChoice(enum.StrEnum):
 
 
 def _load(path: Path) -> Workload:
+    from recommender.catalog.problems import WorkloadError
+    from recommender.workload import load_workload
+
     try:
         return load_workload(path)
     except WorkloadError as exc:
@@ -61,6 +55,8 @@ def _load(path: Path) -> Workload:
 
 
 def _options(probe_workload: str, post_to: str, **rest: Any) -> PlanOptions:
+    from recommender.cli._campaign import PlanOptions
+
     """Check the probe's workload and the service address; a file workload runs by name."""
     if not post_to.startswith(("http://", "https://")):
         fail(f"--post-to {post_to!r}: expected the service's http:// or https:// address")
@@ -84,6 +80,8 @@ def _options(probe_workload: str, post_to: str, **rest: Any) -> PlanOptions:
 
 
 def _documents(campaign: Campaign, opts: PlanOptions) -> list[dict[str, Any]]:
+    from recommender.cli._campaign import k8s_job, skypilot_task
+
     if campaign.format == "skypilot":
         return [skypilot_task(c, opts) for c in campaign.candidates]
     return [k8s_job(c, opts, campaign.id) for c in campaign.candidates]
@@ -94,6 +92,8 @@ def _dump(doc: dict[str, Any]) -> str:
 
 
 def _write(directory: Path, campaign: Campaign, docs: list[dict[str, Any]]) -> None:
+    from recommender.catalog.writer import write_atomic
+
     directory.mkdir(parents=True, exist_ok=True)
     for c, doc in zip(campaign.candidates, docs, strict=True):
         c.file = f"{c.name}.yaml"
@@ -196,6 +196,10 @@ def probe_plan(
     opts = _options(
         probe_workload, post_to, seconds=seconds, image=image, api_key_secret=api_key_secret
     )
+    from recommender.catalog import UnknownAcceleratorError
+    from recommender.cli._campaign import candidates, new_campaign
+    from recommender.scoring import recommend
+
     w = _load(workload)
     catalog = load_catalog_or_exit(catalog_dir)
     try:

@@ -21,13 +21,6 @@ import typer
 
 from recommender.cli._app import CatalogDirOption, app
 from recommender.cli._output import err
-from recommender.cli._server import (
-    HTTP_PROTOCOL,
-    ConnectionLimits,
-    GuardedH11Protocol,
-    Supervisor,
-    raise_open_file_limit,
-)
 from recommender.cli._service import DatabaseUrlOption, open_database, settings_or_exit
 
 if TYPE_CHECKING:
@@ -35,7 +28,7 @@ if TYPE_CHECKING:
 
     from recommender.settings import Settings
 
-__all__ = [
+__all__ = [  # noqa: F822 (HTTP_PROTOCOL and NoDelayH11Protocol come from __getattr__)
     "HTTP_PROTOCOL",
     "NoDelayH11Protocol",
     "RedactKeysFilter",
@@ -44,7 +37,20 @@ __all__ = [
     "worker_app",
 ]
 
-NoDelayH11Protocol = GuardedH11Protocol  # the name earlier versions exported
+
+def __getattr__(name: str) -> Any:
+    """uvicorn's protocol classes, imported only when asked for (uvicorn is slow to load, and
+    ``recommender --help`` must not pay for it). ``NoDelayH11Protocol`` is the name earlier
+    versions exported for what is now the guarded protocol."""
+    if name in ("HTTP_PROTOCOL", "GuardedH11Protocol", "NoDelayH11Protocol"):
+        from recommender.cli import _server
+
+        return (
+            _server.GuardedH11Protocol if name == "NoDelayH11Protocol" else getattr(_server, name)
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # Open files a worker may hold: its connection limit plus the database, logs and catalog.
 SPARE_FILES = 256
 
@@ -90,6 +96,8 @@ GIL_SWITCH_INTERVAL_S = 0.0005
 def tune_process(settings: Settings | None = None) -> None:
     """Process settings for serving: a short GIL switch interval (see above), the connection
     rules, and an open-file limit that admits them."""
+    from recommender.cli._server import ConnectionLimits, GuardedH11Protocol, raise_open_file_limit
+
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     if settings is not None:
         limits = ConnectionLimits(
@@ -139,7 +147,7 @@ def serve(
     import uvicorn
 
     from recommender.api import create_app
-    from recommender.cli._nodelay import HTTP_PROTOCOL
+    from recommender.cli._server import HTTP_PROTOCOL, Supervisor
 
     settings = settings_or_exit(database_url=database_url, catalog_dir=catalog_dir)
     # RECOMMENDER_AUTO_MIGRATE=false: a separate `recommender db upgrade` (compose's one-shot

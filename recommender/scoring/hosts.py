@@ -97,13 +97,13 @@ def runs_mask(w: Workload, t: OffersTable) -> BoolArray:
 
 def excluded_by_fit(w: Workload, t: OffersTable, considered: BoolArray) -> dict[str, int]:
     """Why the offers outside ``considered`` were left out, with counts: the framework or
-    kind of work, then the host, then the user's constraints (clouds, GPUs, purchase...)."""
+    kind of work, then the host (the user's constraints are counted one by one by
+    :func:`recommender.scoring.constraint_check.constraint_exclusions`)."""
     out = ~considered
     runs = runs_mask(w, t)
     host = host_mask(w, t)
     counts = {
         "accelerator does not run the workload's framework / kind": int(np.sum(out & ~runs)),
         "host too small or of another CPU architecture": int(np.sum(out & runs & ~host)),
-        "outside the constraints": int(np.sum(out & runs & host)),
     }
     return {reason: n for reason, n in counts.items() if n}

@@ -95,3 +95,19 @@ def test_hf_config_missing_key_exits_1_naming_key_and_file(tmp_path: Path) -> No
     result = runner.invoke(app, ["models", "--hf-config", str(path)])
     assert result.exit_code == 1
     assert "config.json intermediate_size: required key is missing" in result.stderr
+
+
+def test_the_cli_names_the_registry_environment_variable_as_the_registry_does() -> None:
+    from recommender.cli import models as cli_models
+    from recommender.models import registry
+
+    assert cli_models.MODELS_FILE_ENV == registry.MODELS_FILE_ENV
+
+
+def test_probe_plan_offers_the_engines_objectives() -> None:
+    import typing
+
+    from recommender.cli import probe_plan
+    from recommender.scoring.results import Objective
+
+    assert typing.get_args(probe_plan.Objective) == typing.get_args(Objective)

@@ -69,7 +69,8 @@ MAX_BATCH_SIZE = 1_000_000_000
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan: an infinite or NaN figure is refused as such, before any bound.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class DataSpec(_Model):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -161,44 +160,10 @@ def plan_batched(
     """The fastest fitting recipe for ``w`` (training, or batched inference) on each
     configuration of ``hw``: the most samples per second per instance.
 
-    Optimizer offload is the last resort: its candidates are costed only for the
-    configurations where nothing else fits."""
+    Optimizer offload is the last resort: it is chosen only for the configurations where
+    nothing else fits."""
     choices = _choices(w, s)
-    on_device = [c for c in choices if c[3] == 0]
-    offloaded = [c for c in choices if c[3] == 1]
-    if not on_device:
-        return _evaluate(w, s, state, caps, hw, cal, el, offloaded)
-    first = _evaluate(w, s, state, caps, hw, cal, el, on_device)
-    missing = np.flatnonzero(~first.fits)
-    if not offloaded or len(missing) == 0:
-        return first
-    sub = Hardware(acc=hw.acc[missing], gpus=hw.gpus[missing])
-    second = _evaluate(w, s, state, caps, sub, cal, el, offloaded)
-    return _merge(first, second, missing)
-
-
-def _merge(a: Plans, b: Plans, where: IntArray) -> Plans:
-    """``a`` with the configurations ``where`` replaced by ``b``'s where ``b`` fits."""
-    better = where[b.fits]
-    take = b.fits
-
-    def put(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        out = x.copy()
-        out[better] = y[take]
-        return out
-
-    fields: dict[str, object] = {}
-    for name in Plans.__dataclass_fields__:
-        x, y = getattr(a, name), getattr(b, name)
-        if isinstance(x, StepTime):
-            fields[name] = StepTime(
-                **{f: put(getattr(x, f), getattr(y, f)) for f in StepTime.__dataclass_fields__}
-            )
-        elif isinstance(x, np.ndarray):
-            fields[name] = put(x, y)
-        else:
-            fields[name] = x
-    return Plans(**fields)  # type: ignore[arg-type]
+    return _evaluate(w, s, state, caps, hw, cal, el, choices)
 
 
 def _evaluate(
@@ -237,6 +202,10 @@ def _evaluate(
     throughput = samples / t.total_s
     changes = (ckpt > 0).astype(np.float64) + (stage > 0) + (tp > 1) + (offload > 0)
     score = np.where(fits, throughput * (1.0 - CHANGE_TOLERANCE * changes), -np.inf)
+    # Offload is the last resort: only where no recipe that keeps the optimizer on the device
+    # fits, however fast the host's update would be.
+    fits_on_device = np.any(fits & (offload == 0), axis=0)
+    score = np.where((offload > 0) & fits_on_device, -np.inf, score)
     # When nothing fits, report the least-short candidate (its shortfall is the remedy).
     shortfall = np.where(valid, need - room, np.inf)
     best = np.where(np.any(fits, axis=0), np.argmax(score, axis=0), np.argmin(shortfall, axis=0))

@@ -144,29 +144,41 @@ PRICE_DECIMALS = 4
 TIME_SIGNIFICANT = 6
 
 
+def _significant(x: FloatArray, digits: int) -> FloatArray:
+    """``x`` rounded to ``digits`` significant figures (0, inf and nan kept)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        magnitude = np.floor(np.log10(np.abs(x)))
+        scale = np.where(np.isfinite(magnitude), 10.0 ** (digits - 1 - magnitude), 1.0)
+        return np.asarray(np.where(np.isfinite(x) & (x != 0), np.round(x * scale) / scale, x))
+
+
 def collapse_same_choice(
     t: OffersTable, cost: FloatArray, time: FloatArray, rows: IntArray, top: int
 ) -> tuple[list[int], dict[int, list[int]]]:
     """The first ``top`` distinct choices among ``rows`` (best first), each with the rows
-    that are the same choice under another instance type."""
-    picks: list[int] = []
-    variants: dict[int, list[int]] = {}
-    seen: dict[tuple[object, ...], int] = {}
-    for r in (int(x) for x in rows):
-        key = (
-            int(t.cloud[r]),
-            int(t.region[r]),
-            bool(t.spot[r]),
-            int(t.acc[r]),
-            int(t.gpus[r]),
-            round(float(t.price[r]), PRICE_DECIMALS),
-            float(f"{cost[r]:.{TIME_SIGNIFICANT}g}"),
-            float(f"{time[r]:.{TIME_SIGNIFICANT}g}"),
-        )
-        if key in seen:
-            variants[seen[key]].append(r)
-        elif len(picks) < top:
-            seen[key] = r
-            picks.append(r)
-            variants[r] = []
+    that are the same choice under another instance type (same cloud, region, pricing,
+    accelerators, price, and predicted cost and time)."""
+    if len(rows) == 0:
+        return [], {}
+    keys = np.stack(
+        [
+            t.cloud[rows].astype(np.float64),
+            t.region[rows].astype(np.float64),
+            t.spot[rows].astype(np.float64),
+            t.acc[rows].astype(np.float64),
+            t.gpus[rows].astype(np.float64),
+            np.round(t.price[rows], PRICE_DECIMALS),
+            _significant(cost[rows], TIME_SIGNIFICANT),
+            _significant(time[rows], TIME_SIGNIFICANT),
+        ],
+        axis=1,
+    )
+    _, first, group = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    group = group.reshape(-1)
+    chosen = np.sort(first)[:top]  # positions (in best-first order) of the first distinct keys
+    picks = [int(rows[i]) for i in chosen]
+    variants = {
+        int(rows[i]): [int(rows[j]) for j in np.flatnonzero(group == group[i]) if j != i]
+        for i in chosen
+    }
     return picks, variants

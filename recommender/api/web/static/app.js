@@ -8,7 +8,7 @@
   const DEFAULT_EXAMPLE = "llm-finetune.yaml";
   // Pick keys the table and explanation already show; any other key is rendered generically.
   const KNOWN_PICK_KEYS = new Set(["rank", "cloud", "region", "instance_type", "accelerator",
-    "gpus", "pricing", "price_per_hour", "predicted", "cost", "why", "limits", "alternatives",
+    "gpus", "pricing", "purchase", "price_per_hour", "predicted", "cost", "why", "limits", "alternatives",
     "pareto_optimal", "memory"]);
   const KNOWN_RESULT_KEYS = new Set(["workload", "workload_class", "objective", "picks",
     "advice", "offers_considered", "offers_feasible", "pareto", "excluded", "landscape", "id",
@@ -154,7 +154,7 @@
     ["Region", (p) => p.region || "–"],
     ["Instance", (p) => p.instance_type, "break"],
     ["GPUs", (p) => `${p.gpus} × ${p.accelerator}`],
-    ["Pricing", (p) => p.pricing],
+    ["Pricing", (p) => (p.purchase && p.purchase !== p.pricing ? `${p.pricing} (${p.purchase})` : p.pricing)],
     ["Price/h", (p) => RecChart.money(p.price_per_hour), "num"],
     ["Throughput", throughputOf, "num"],
     ["Time", timeOf, "num"],

@@ -241,6 +241,11 @@ def _memory_advice(ctx: Context, t: OffersTable, p: Predictions) -> list[str]:
         f"Does not fit {int(t.gpus[worst])} x {acc.id} ({acc.memory_gb:g} GB each) with any "
         f"recipe the planner tries: the best needs {need / GB:.1f} GB per GPU."
     )
+    if need <= usable_bytes(acc.memory_gb):  # the GPUs would hold it: the host cannot
+        head = (
+            f"Does not fit {int(t.gpus[worst])} x {acc.id}: only with the optimizer state "
+            f"offloaded ({need / GB:.1f} GB per GPU), and the host's memory cannot hold it."
+        )
     bigger = [(a.id, a.memory_gb) for a in ctx.catalog.accelerators]
     return [head, *remedies(w, ctx.shape, acc, bigger)]
 

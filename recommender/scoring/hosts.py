@@ -95,13 +95,12 @@ def runs_mask(w: Workload, t: OffersTable) -> BoolArray:
     return ok[t.acc] if len(t) else np.zeros(0, dtype=bool)
 
 
-def excluded_by_fit(w: Workload, t: OffersTable, considered: BoolArray) -> dict[str, int]:
-    """Why the offers outside ``considered`` were left out, with counts: the framework or
+def excluded_by_fit(considered: BoolArray, runs: BoolArray, host: BoolArray) -> dict[str, int]:
+    """Why the offers outside ``considered`` were left out, with counts (``runs`` and
+    ``host``: :func:`runs_mask` and :func:`host_mask` of the same offers): the framework or
     kind of work, then the host (the user's constraints are counted one by one by
     :func:`recommender.scoring.constraint_check.constraint_exclusions`)."""
     out = ~considered
-    runs = runs_mask(w, t)
-    host = host_mask(w, t)
     counts = {
         "accelerator does not run the workload's framework / kind": int(np.sum(out & ~runs)),
         "host too small or of another CPU architecture": int(np.sum(out & runs & ~host)),

@@ -163,20 +163,6 @@ def plan_batched(
     Optimizer offload is the last resort: it is chosen only for the configurations where
     nothing else fits."""
     choices = _choices(w, s)
-    return _evaluate(w, s, state, caps, hw, cal, el, choices)
-
-
-def _evaluate(
-    w: Workload,
-    s: Shape,
-    state: StateBytes,
-    caps: Capabilities,
-    hw: Hardware,
-    cal: Calibration,
-    el: float,
-    choices: list[tuple[int, int, int, int]],
-) -> Plans:
-    """The best of ``choices`` on each configuration of ``hw``."""
     n_c, n_u = len(choices), len(hw.acc)
     grid = np.array(choices, dtype=np.float64).reshape(n_c, 4, 1)
     ckpt, stage, tp, offload = (np.broadcast_to(grid[:, i], (n_c, n_u)) for i in range(4))

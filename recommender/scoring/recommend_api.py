@@ -31,14 +31,14 @@ def _accelerator_ids(ctx: Context) -> list[str] | None:
     return [a.id for name in names for a in ctx.catalog.names.resolve_all(name)]
 
 
-def _constraint_mask(ctx: Context, t: OffersTable) -> np.ndarray:
+def _constraint_mask(ctx: Context, t: OffersTable, fit: np.ndarray) -> np.ndarray:
+    """Offers within the constraints, among those ``fit`` (host and framework) allows."""
     c = ctx.workload.constraints
     accelerators = _accelerator_ids(ctx)
     # spot_only: spot rows only; purchase (default: on-demand, + spot when spot is true).
     spot: bool | None = True if c.spot_only else None
     purchase = c.purchase or (["on-demand", "spot"] if c.spot else ["on-demand"])
-    keep = host_mask(ctx.workload, t) & runs_mask(ctx.workload, t)
-    return keep & t.mask(
+    return fit & t.mask(
         clouds=c.clouds,
         regions=c.regions,
         accelerators=accelerators,
@@ -79,7 +79,8 @@ def recommend(
         return recommend_edge(ctx, objective, top)
     check_constraints(w.constraints, ctx.catalog)
     table = ctx.catalog.offers
-    considered = _constraint_mask(ctx, table)
+    runs, host = runs_mask(w, table), host_mask(w, table)
+    considered = _constraint_mask(ctx, table, runs & host)
     sub = table.take(np.flatnonzero(considered))
     p, c = _score_offers(ctx, sub)
     cls = workload_class(ctx, sub, p)
@@ -88,7 +89,7 @@ def recommend(
     picks = [build_pick(i + 1, row, ctx, sub, p, c, r, objective) for i, row in enumerate(r.picks)]
     excluded = {
         **constraint_exclusions(w.constraints, table, _accelerator_ids(ctx)),
-        **excluded_by_fit(w, table, considered),
+        **excluded_by_fit(considered, runs, host),
         **r.excluded,
     }
     return Recommendation(

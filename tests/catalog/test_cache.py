@@ -29,6 +29,18 @@ def _no_parse(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loader, "_load_checked", refuse)
 
 
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    calls: list[Path] = []
+    real = loader._load_checked
+
+    def counted(directory: Path) -> Catalog:
+        calls.append(directory)
+        return real(directory)
+
+    monkeypatch.setattr(loader, "_load_checked", counted)
+    return calls
+
+
 def test_second_load_comes_from_the_cache_and_equals_the_first(
     catalog_copy: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -99,14 +111,7 @@ def test_cache_false_parses_the_files(
     catalog_copy: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     load_catalog(catalog_copy)
-    calls: list[Path] = []
-    real = loader._load_checked
-
-    def counted(directory: Path) -> Catalog:
-        calls.append(directory)
-        return real(directory)
-
-    monkeypatch.setattr(loader, "_load_checked", counted)
+    calls = _count_parses(monkeypatch)
     load_catalog(catalog_copy, cache=False)
     assert calls == [catalog_copy]
 
@@ -156,3 +161,13 @@ def test_old_entries_are_pruned(catalog_copy: Path, cache_dir: Path) -> None:
     kept = _entries(cache_dir)
     assert len(kept) == cache_mod.KEEP_ENTRIES
     assert f"{0:040x}.pickle" not in {p.name for p in kept}  # the least recently used went
+
+
+def test_a_cache_others_can_write_is_not_read(
+    catalog_copy: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    load_catalog(catalog_copy)
+    cache_dir.chmod(0o777)  # e.g. RECOMMENDER_CACHE_DIR=/tmp/shared: anyone could plant a pickle
+    calls = _count_parses(monkeypatch)
+    load_catalog(catalog_copy)
+    assert calls == [catalog_copy]

@@ -64,6 +64,14 @@ class Offer:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+def _member(column: npt.NDArray[Any], wanted: IntArray, size: int) -> BoolArray:
+    """``np.isin(column, wanted)`` for a column of codes ``0 .. size-1``, as one lookup per row
+    (np.isin sorts both arrays: ~10x slower on the catalog's 10,000 rows)."""
+    table = np.zeros(size, dtype=bool)
+    table[wanted] = True
+    return table[column]
+
+
 @dataclass(frozen=True, eq=False)
 class OffersTable:
     """Offer columns (all of length ``len(self)``) plus the name tables the codes index."""
@@ -137,11 +145,12 @@ class OffersTable:
         """
         keep = np.ones(len(self), dtype=bool)
         if clouds is not None:
-            keep &= np.isin(self.cloud, self.codes(clouds, "cloud"))
+            keep &= _member(self.cloud, self.codes(clouds, "cloud"), len(self.cloud_names))
         if regions is not None:
-            keep &= np.isin(self.region, self.codes(regions, "region"))
+            keep &= _member(self.region, self.codes(regions, "region"), len(self.region_names))
         if accelerators is not None:
-            keep &= np.isin(self.acc, self.accelerator_codes(accelerators))
+            codes = self.accelerator_codes(accelerators)
+            keep &= _member(self.acc, codes, len(self.accelerators))
         if min_gpu_memory_gb is not None:
             keep &= self.gpu_memory_gb >= min_gpu_memory_gb
         if max_price is not None:
@@ -153,8 +162,9 @@ class OffersTable:
         if min_gpus is not None:
             keep &= self.gpus >= min_gpus
         if purchase is not None:
-            wanted = [i for i, name in enumerate(PURCHASES) if name in set(purchase)]
-            keep &= np.isin(self.purchase, np.array(wanted, dtype=np.int32))
+            chosen = set(purchase)
+            wanted = np.array([i for i, n in enumerate(PURCHASES) if n in chosen], dtype=np.int32)
+            keep &= _member(self.purchase, wanted, len(PURCHASES))
         return keep
 
     def take(self, index: npt.NDArray[Any]) -> OffersTable:

@@ -123,7 +123,7 @@ def _why(
 
 
 def _alternatives(row: int, t: OffersTable, c: Costs, r: Ranking) -> list[Alternative]:
-    keys = config_keys(t)
+    keys = r.config if len(r.config) == len(t) else config_keys(t)
     same = np.flatnonzero((keys == keys[row]) & r.feasible)
     out = [_alt("same-choice", v, t, c, r) for v in r.variants.get(row, [])]
     variant = same[(t.region[same] == t.region[row]) & (t.spot[same] != t.spot[row])]

@@ -47,6 +47,8 @@ class Ranking:
     feasible: BoolArray
     excluded: dict[str, int]
     variants: dict[int, list[int]] = field(default_factory=dict)  # pick row -> same choice
+    # Each row's configuration (:func:`config_keys`), computed once for the alternatives.
+    config: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def cost_and_time(w: Workload, p: Predictions, c: Costs) -> tuple[FloatArray, FloatArray]:
@@ -132,11 +134,12 @@ def rank(
     rows = np.flatnonzero(feasible)
     score = _score(objective, cost, time)
     order = rows[np.argsort(score[rows], kind="stable")]
-    _, first = np.unique(config_keys(t)[order], return_index=True)
+    config = config_keys(t)
+    _, first = np.unique(config[order], return_index=True)
     best_per_config = order[np.sort(first)]
     picks, variants = collapse_same_choice(t, cost, time, best_per_config, top)
     front = pareto_front(cost, time, best_per_config) if len(best_per_config) else set()
-    return Ranking(picks, front & set(picks), cost, time, feasible, excluded, variants)
+    return Ranking(picks, front & set(picks), cost, time, feasible, excluded, variants, config)
 
 
 # Prices and predictions equal to these places are the same to a user (a cent per 100 h).

@@ -89,9 +89,21 @@ class Predictions:
     serving: Serving | None
 
 
+def _factorize(keys: IntArray) -> tuple[IntArray, IntArray]:
+    """``np.unique(keys, return_inverse=True)`` for small non-negative keys, by a presence
+    table instead of a sort (the keys of the catalog's configurations stay below ~10^5)."""
+    if len(keys) == 0:
+        return keys, keys
+    present = np.zeros(int(keys.max()) + 1, dtype=bool)
+    present[keys] = True
+    unique = np.flatnonzero(present)
+    slot = np.cumsum(present) - 1  # slot[k]: the position of key k in ``unique``
+    return unique, slot[keys]
+
+
 def _hardware(r: Rows) -> tuple[Hardware, IntArray]:
     keys = r.acc.astype(np.int64) * _GPU_KEY + r.gpus.astype(np.int64)
-    unique, inverse = np.unique(keys, return_inverse=True)
+    unique, inverse = _factorize(keys)
     hw = Hardware(
         acc=(unique // _GPU_KEY).astype(np.int32), gpus=(unique % _GPU_KEY).astype(np.float64)
     )

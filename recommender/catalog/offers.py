@@ -69,7 +69,7 @@ def _member(column: npt.NDArray[Any], wanted: IntArray, size: int) -> BoolArray:
     (np.isin sorts both arrays: ~10x slower on the catalog's 10,000 rows)."""
     table = np.zeros(size, dtype=bool)
     table[wanted] = True
-    return table[column]
+    return np.asarray(table[column], dtype=bool)
 
 
 @dataclass(frozen=True, eq=False)

@@ -25,7 +25,13 @@ import yaml
 from pydantic import ValidationError
 
 from recommender.catalog.problems import Problem, WorkloadError, display_path
-from recommender.catalog.yamlfile import LineMap, validation_problems
+from recommender.catalog.yamlfile import (
+    DUPLICATE_KEY,
+    LineMap,
+    PathKey,
+    compose_yaml,
+    validation_problems,
+)
 from recommender.workload import Workload
 
 __all__ = [
@@ -41,8 +47,6 @@ __all__ = [
 # 1 MiB; tests/test_workload.py checks that the two agree).
 MAX_WORKLOAD_FILE_BYTES = 1_048_576
 
-PathKey = tuple[str | int, ...]
-
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """Safe YAML with YAML 1.2 / JSON exponent floats (``1e8``, ``3.4e8``) read as numbers."""
@@ -55,40 +59,8 @@ _Loader.add_implicit_resolver(
 )
 
 
-def _walk(node: yaml.Node, path: PathKey, lines: dict[PathKey, int], dups: list[PathKey]) -> None:
-    lines[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            child = (*path, str(key_node.value))
-            if child[-1] in seen:
-                dups.append(child)
-            seen.add(str(child[-1]))
-            _walk(value_node, child, lines, dups)
-            lines[child] = key_node.start_mark.line + 1
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _walk(item, (*path, i), lines, dups)
-
-
 def _yaml(text: str, file: str) -> tuple[object, LineMap, list[PathKey]]:
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        raise WorkloadError([Problem(file, line, "", f"invalid YAML: {exc.problem}")]) from exc
-    except (yaml.YAMLError, ValueError, OverflowError) as exc:
-        raise WorkloadError([Problem(file, None, "", f"invalid YAML: {exc}")]) from exc
-    finally:
-        loader.dispose()
-    lines: dict[PathKey, int] = {}
-    dups: list[PathKey] = []
-    if node is not None:
-        _walk(node, (), lines, dups)
-    return data, LineMap(file, lines), dups
+    return compose_yaml(text, file, WorkloadError, _Loader)
 
 
 def _refuse_constant(name: str) -> float:
@@ -132,10 +104,7 @@ def parse_workload_text(
             lines, dups = LineMap(file), []
     else:
         data, lines, dups = _yaml(text, file)
-    problems = [
-        lines.problem(d, "duplicate key (the earlier value would be silently replaced)", check="")
-        for d in dups
-    ]
+    problems = [lines.problem(d, DUPLICATE_KEY, check="") for d in dups]
     problems += [
         lines.problem(p, "must be a finite number (no .inf, .nan, Infinity or NaN)", check="schema")
         for p in non_finite_paths(data)

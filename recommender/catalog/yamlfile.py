@@ -19,7 +19,16 @@ from pydantic_core import ErrorDetails
 
 from recommender.catalog.problems import CatalogError, Problem, ProblemsError, Severity
 
-__all__ = ["Document", "LineMap", "format_path", "load_document", "parse_yaml"]
+__all__ = [
+    "DUPLICATE_KEY",
+    "Document",
+    "LineMap",
+    "PathKey",
+    "compose_yaml",
+    "format_path",
+    "load_document",
+    "parse_yaml",
+]
 
 M = TypeVar("M", bound=BaseModel)
 # libyaml's parser (shipped in PyYAML's wheels) is ~10x faster; marks and nodes are the same.
@@ -68,9 +77,7 @@ class Document(Generic[M]):
     lines: LineMap
 
 
-def _walk(
-    node: yaml.Node, path: PathKey, lines: dict[PathKey, int], dups: list[Problem], file: str
-) -> None:
+def _walk(node: yaml.Node, path: PathKey, lines: dict[PathKey, int], dups: list[PathKey]) -> None:
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
@@ -78,45 +85,55 @@ def _walk(
             key = str(key_node.value)
             child = (*path, key)
             if key in seen:
-                dups.append(
-                    Problem(
-                        file,
-                        key_node.start_mark.line + 1,
-                        format_path(child),
-                        "duplicate key (the earlier value would be silently replaced)",
-                    )
-                )
+                dups.append(child)
             seen.add(key)
-            _walk(value_node, child, lines, dups, file)
+            _walk(value_node, child, lines, dups)
             lines[child] = key_node.start_mark.line + 1
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _walk(item, (*path, i), lines, dups, file)
+            _walk(item, (*path, i), lines, dups)
+
+
+DUPLICATE_KEY = "duplicate key (the earlier value would be silently replaced)"
+
+
+def compose_yaml(
+    text: str,
+    file: str,
+    error: type[ProblemsError] = CatalogError,
+    loader: type[yaml.SafeLoader] = _Loader,
+) -> tuple[object, LineMap, list[PathKey]]:
+    """Parse ``text`` with ``loader``: the data, the line of every field, and the paths of
+    duplicate keys (PyYAML keeps the last value silently; the caller refuses them). Bad YAML,
+    or a value the loader cannot construct, raises ``error`` naming the line."""
+    parser = loader(text)
+    try:
+        node = parser.get_single_node()
+        data = parser.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise error([Problem(file, line, "", f"invalid YAML: {exc.problem}")]) from exc
+    except (yaml.YAMLError, ValueError, OverflowError) as exc:
+        raise error([Problem(file, None, "", f"invalid YAML: {exc}")]) from exc
+    finally:
+        parser.dispose()
+    lines: dict[PathKey, int] = {}
+    dups: list[PathKey] = []
+    if node is not None:
+        _walk(node, (), lines, dups)
+    return data, LineMap(file, lines), dups
 
 
 def parse_yaml(
     text: str, file: str, error: type[ProblemsError] = CatalogError
 ) -> tuple[object, LineMap]:
-    """Parse ``text``; raise ``error`` (a :class:`ProblemsError`) naming the line on bad YAML."""
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        raise error([Problem(file, line, "", f"invalid YAML: {exc.problem}")]) from exc
-    except yaml.YAMLError as exc:
-        raise error([Problem(file, None, "", f"invalid YAML: {exc}")]) from exc
-    finally:
-        loader.dispose()
-    lines: dict[PathKey, int] = {}
-    dups: list[Problem] = []
-    if node is not None:
-        _walk(node, (), lines, dups, file)
+    """Parse ``text``; raise ``error`` (a :class:`ProblemsError`) naming the line on bad YAML
+    or a duplicate key."""
+    data, lines, dups = compose_yaml(text, file, error)
     if dups:
-        raise error(dups)
-    return data, LineMap(file, lines)
+        raise error([lines.problem(d, DUPLICATE_KEY, check="schema") for d in dups])
+    return data, lines
 
 
 _MESSAGES = {

@@ -176,12 +176,19 @@ def collapse_same_choice(
         ],
         axis=1,
     )
-    _, first, group = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    group = group.reshape(-1)
-    chosen = np.sort(first)[:top]  # positions (in best-first order) of the first distinct keys
-    picks = [int(rows[i]) for i in chosen]
-    variants = {
-        int(rows[i]): [int(rows[j]) for j in np.flatnonzero(group == group[i]) if j != i]
-        for i in chosen
-    }
+    # The first free row is the next choice; every row with its key is taken with it. One
+    # vectorised comparison per pick (top is small), instead of sorting every key.
+    taken = np.zeros(len(rows), dtype=bool)
+    picks: list[int] = []
+    variants: dict[int, list[int]] = {}
+    while len(picks) < top:
+        free = np.flatnonzero(~taken)
+        if len(free) == 0:
+            break
+        i = int(free[0])
+        same = np.all(keys == keys[i], axis=1)
+        same[i] = True  # a NaN key equals nothing, not even itself
+        taken |= same
+        picks.append(int(rows[i]))
+        variants[int(rows[i])] = [int(rows[j]) for j in np.flatnonzero(same) if j != i]
     return picks, variants

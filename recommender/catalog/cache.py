@@ -134,7 +134,7 @@ def _write(where: Path, path: Path, catalog: Catalog) -> None:
                 os.unlink(tmp)
             raise
         _prune(where)
-    except (OSError, pickle.PicklingError) as exc:  # a read-only home: work without a cache
+    except Exception as exc:  # a read-only home, an unpicklable attribute: work without a cache
         log.debug("catalog cache not written to %s (%s)", where, exc)
 
 

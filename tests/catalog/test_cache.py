@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,15 @@ def test_a_cache_others_can_write_is_not_read(
     calls = _count_parses(monkeypatch)
     load_catalog(catalog_copy)
     assert calls == [catalog_copy]
+
+
+def test_a_catalog_that_cannot_be_pickled_still_loads(
+    catalog_copy: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise TypeError("cannot pickle '_thread.lock' object")
+
+    monkeypatch.setattr(pickle, "dump", refuse)
+    assert len(load_catalog(catalog_copy).offers) > 0
+    assert _entries(cache_dir) == []
+    assert not list(cache_dir.glob(".entry-*"))  # the partial file is removed

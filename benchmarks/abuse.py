@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _service import free_port, wait_ready
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-c", "from recommender.cli import main; main()"]
@@ -91,13 +92,6 @@ class Service:
         return total / 1024
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def service(env_changes: dict[str, str], *, access_log: bool = False) -> Iterator[Service]:
     with tempfile.TemporaryDirectory(prefix="recommender-abuse-") as tmp:
@@ -118,31 +112,19 @@ def service(env_changes: dict[str, str], *, access_log: bool = False) -> Iterato
             text=True,
             check=True,
         ).stdout.strip()
-        port = _port()
+        port = free_port()
         cmd = [*CLI, "serve", "--port", str(port), "--workers", "2"]
         cmd.append("--access-log" if access_log else "--no-access-log")
         log = (root / "serve.log").open("w")
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=log, text=True)
         url = f"http://127.0.0.1:{port}"
         try:
-            _wait_ready(url, proc)
+            wait_ready(url, proc)
             yield Service(url, root, proc, key)
         finally:
             proc.send_signal(signal.SIGINT)
             proc.wait(timeout=60)
             log.close()
-
-
-def _wait_ready(url: str, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the service exited with {proc.returncode}")
-        with contextlib.suppress(httpx.TransportError):
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                return
-        time.sleep(0.2)
-    raise SystemExit("the service was not ready within 120 s")
 
 
 def client(url: str, source: str, **kw: Any) -> httpx.AsyncClient:

@@ -24,7 +24,6 @@ import json
 import os
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _service import free_port, wait_ready
 
 CLI = [sys.executable, "-c", "from recommender.cli import main; main()"]
 PROFILE = Path(__file__).resolve().parents[1] / "tests" / "api" / "data" / "profile.json"
@@ -138,13 +138,6 @@ async def drive(args: argparse.Namespace, url: str, key: str) -> tuple[Tally, Ta
     return recs, ups, stored, elapsed
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def served(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
     """A fresh service on loopback with a scratch database; yields (url, api key)."""
@@ -158,28 +151,16 @@ def served(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
         env["RECOMMENDER_RATE_LIMIT_PER_KEY"] = ""
         create = [*CLI, "apikey", "create", "--name", "load"]
         key = subprocess.run(create, env=env, capture_output=True, text=True, check=True).stdout
-        port = _free_port()
+        port = free_port()
         cmd = [*CLI, "serve", "--port", str(port), "--workers", str(args.workers)]
         proc = subprocess.Popen([*cmd, "--no-access-log"], env=env, stderr=subprocess.DEVNULL)
         url = f"http://127.0.0.1:{port}"
         try:
-            _wait_ready(url, proc)
+            wait_ready(url, proc)
             yield url, key.strip()
         finally:
             proc.send_signal(signal.SIGINT)
             proc.wait(timeout=30)
-
-
-def _wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the service exited with {proc.returncode} before it was ready")
-        with contextlib.suppress(httpx.TransportError):
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                return
-        time.sleep(0.2)
-    raise SystemExit("the service was not ready within 120 s")
 
 
 def report(args: argparse.Namespace, recs: Tally, ups: Tally, stored: int, elapsed: float) -> bool:

@@ -163,6 +163,11 @@ def _usd(value: float | None) -> str:
     return f"${value:,.2f}" if value < CENTS_BELOW_USD else f"${value:,.0f}"
 
 
+def _placement(p: Pick) -> str:
+    """The instance type, with the node count of a multi-node pick (``4 x p5.48xlarge``)."""
+    return f"{p.nodes} x {p.instance_type}" if p.nodes > 1 else p.instance_type
+
+
 def _pick_row(p: Pick, training: bool) -> tuple[object, ...]:
     time = (
         f"{p.predicted.total_hours:.2f}" if training else f"{p.predicted.p95_latency_ms or 0:.0f}"
@@ -172,7 +177,7 @@ def _pick_row(p: Pick, training: bool) -> tuple[object, ...]:
         p.rank,
         p.cloud,
         p.region or "-",
-        p.instance_type,
+        _placement(p),
         f"{p.gpus}x {p.accelerator}",
         p.pricing,
         f"{p.price_per_hour:.3f}",
@@ -207,7 +212,7 @@ def _print_recommendation(
     for p in r.picks[:3]:
         same = [a.instance_type for a in p.alternatives if a.relation == "same-choice"]
         why = [*p.why, *([f"the same choice as {', '.join(map(str, same))}"] if same else [])]
-        out.print(f"[bold]#{p.rank} {p.instance_type}[/]: " + "; ".join(why), highlight=False)
+        out.print(f"[bold]#{p.rank} {_placement(p)}[/]: " + "; ".join(why), highlight=False)
     if r.excluded:
         out.print(
             "Ruled out: " + ", ".join(f"{n} {k}" for k, n in r.excluded.items()), highlight=False

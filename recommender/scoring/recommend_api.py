@@ -9,6 +9,7 @@ from recommender.catalog.offers import OffersTable
 from recommender.profile import Profile
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.classes import search_mask, workload_class
+from recommender.scoring.clusters import extend_to_clusters
 from recommender.scoring.constraint_check import check_constraints, constraint_exclusions
 from recommender.scoring.cost import Costs, costs_of
 from recommender.scoring.edge import recommend_edge
@@ -52,7 +53,9 @@ def _constraint_mask(ctx: Context, t: OffersTable, fit: np.ndarray) -> np.ndarra
 
 def _score_offers(ctx: Context, t: OffersTable) -> tuple[Predictions, Costs]:
     p = ctx.predict(offer_rows(t))
-    return p, costs_of(ctx.workload, p, t.price, t.spot)
+    c = costs_of(ctx.workload, p, t.price, t.spot)
+    p, c, _ = extend_to_clusters(ctx, t, p, c)  # offers one instance cannot serve
+    return p, c
 
 
 def recommend(

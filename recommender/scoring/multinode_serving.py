@@ -1,0 +1,184 @@
+"""LLM serving across nodes, for models one instance cannot hold: tensor parallel over the
+GPUs of each node, pipeline parallel across nodes (vLLM's ``--tensor-parallel-size`` x
+``--pipeline-parallel-size``; SGLang and TensorRT-LLM alike), replicas of the whole
+deployment for the request rate.
+
+A deployment of ``N`` nodes x ``G`` GPUs holds ``1 / (N G)`` of the weights and of each
+sequence's KV cache per GPU. A token still passes every layer in turn, so one decode step of
+a micro-batch takes the full model's step on ``G``-way tensor parallelism plus ``N - 1``
+stage hand-offs; the pipeline keeps ``N`` micro-batches in flight, so a deployment decodes
+``B`` sequences in micro-batches of ``B / N`` (Narayanan et al. 2021; vLLM's pipeline-parallel
+scheduler keeps one micro-batch per stage). The decode and prefill step models are
+:mod:`.serving`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from recommender.scoring.cost import HOURS_PER_MONTH, Costs
+from recommender.scoring.memory import GIB, RUNTIME_OVERHEAD_BYTES
+from recommender.scoring.multinode import P2P_LATENCY_S
+from recommender.scoring.plan import Hardware
+from recommender.scoring.predict import Predictions
+from recommender.scoring.serving import (
+    SERVING_MEMORY_UTILIZATION,
+    _batch_choices,
+    _decode_step,
+    _format,
+    _meets_targets,
+    _prefill,
+    _rates,
+    weight_bytes_per_parameter,
+)
+from recommender.scoring.shape import BYTES_PER_ELEMENT
+
+if TYPE_CHECKING:
+    from recommender.catalog.offers import OffersTable
+    from recommender.scoring.clusters import Cluster, NetworkColumns
+    from recommender.scoring.engine import Context
+
+__all__ = ["serve_on_clusters"]
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+
+
+def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, FloatArray]:
+    """Per (batch, configuration, node count): fits, requests/s, latencies, memory."""
+    w, s = ctx.workload, ctx.shape
+    spec = w.inference
+    assert spec is not None
+    fmt, kv_fmt = _format(w)
+    wb, kvb = weight_bytes_per_parameter(fmt), BYTES_PER_ELEMENT[kv_fmt]
+    r = _rates(ctx.caps, list(ctx.catalog.accelerators), hw, fmt)
+    batches = np.asarray(_batch_choices(w), dtype=np.float64)
+    n_b, n_c, n_k = len(batches), len(hw.acc), len(nodes)
+    shape = (n_b, n_c, n_k)
+    b = np.broadcast_to(batches.reshape(n_b, 1, 1), shape)
+    g = np.broadcast_to(hw.gpus.reshape(1, n_c, 1), shape)
+    n = np.broadcast_to(nodes.reshape(1, 1, n_k), shape)
+    room = ctx.caps.memory_gb[hw.acc].reshape(1, n_c, 1) * GIB * SERVING_MEMORY_UTILIZATION
+    room = room - RUNTIME_OVERHEAD_BYTES
+    weights = s.parameters * wb / (g * n)
+    seq = float(spec.prompt_tokens + spec.output_tokens)
+    replication = np.maximum(g / max(s.kv_heads, 1.0), 1.0)
+    kv = b * seq * s.kv_bytes_per_token_16 * kvb / 2.0 * replication / (g * n)
+    supported = r.supported.reshape(1, n_c, 1)
+    fits = (weights + kv <= room) & supported & (s.heads % g == 0) & (b >= n)
+    flat = _Flat(r, n_c)
+    mb = np.maximum(b / n, 1.0)
+    context = spec.prompt_tokens + spec.output_tokens / 2.0
+    decode, memory_bound = _decode_step(
+        w, s, flat.rates(shape), g, mb, context, wb, kvb, ctx.calibration
+    )
+    token = decode + (n - 1.0) * P2P_LATENCY_S
+    prefill = _prefill(s, flat.rates(shape), g, float(spec.prompt_tokens), ctx.calibration)
+    out = float(spec.output_tokens)
+    cycle = out * token + mb * prefill
+    tpot, ttft = cycle / out, prefill + token
+    latency = ttft + out * tpot
+    ok = fits & _meets_targets(w, tpot, ttft, latency)
+    return {
+        "fits": fits, "ok": ok, "requests": b / cycle, "latency": latency, "cycle": cycle,
+        "need": weights + kv + RUNTIME_OVERHEAD_BYTES, "batch": b, "memory_bound": memory_bound,
+    }  # fmt: skip
+
+
+class _Flat:
+    """Serving rates broadcast to the (batch, configuration, node count) grid."""
+
+    def __init__(self, r: object, n_c: int) -> None:
+        self._r = r
+        self._n_c = n_c
+
+    def rates(self, shape: tuple[int, int, int]) -> object:
+        r = self._r
+        fields = ("flops", "bandwidth", "link", "nvlink", "supported")
+        out = {f: np.broadcast_to(getattr(r, f).reshape(1, self._n_c, 1), shape) for f in fields}
+        return type(r)(**out)
+
+
+def serve_on_clusters(
+    ctx: Context,
+    t: OffersTable,
+    p: Predictions,
+    c: Costs,
+    rows: IntArray,
+    net: NetworkColumns,
+    notes: list[str],
+) -> tuple[Predictions, Costs, Cluster]:
+    """``p`` and ``c`` with ``rows`` (models one instance cannot hold) served across nodes."""
+    from recommender.scoring.clusters import _configs, _empty, _put, node_counts
+
+    w = ctx.workload
+    hw_c, cfg = _configs(t, rows, net)
+    hw = Hardware(acc=hw_c.acc, gpus=hw_c.gpus)
+    nodes = node_counts(w.constraints.max_nodes)
+    d = _deployments(ctx, hw, nodes)
+    score = np.where(d["ok"], d["requests"], -np.inf)
+    best = np.argmax(score, axis=0)  # (configs, counts)
+    fallback = np.argmin(np.where(d["fits"], d["latency"], np.inf), axis=0)
+    any_ok = np.any(d["ok"], axis=0)
+    best = np.where(any_ok, best, fallback)
+    ci, ki = np.indices(best.shape)
+
+    def at(name: str) -> FloatArray:
+        return np.asarray(np.broadcast_to(d[name], d["fits"].shape)[best, ci, ki], dtype=np.float64)
+
+    scale = ctx.calibrated.scale
+    fits = (at("fits") > 0)[cfg]
+    requests = np.where(fits, at("requests")[cfg] / scale, 0.0)  # (rows, counts)
+    price = t.price[rows][:, None] * nodes[None, :]
+    tokens = requests * float(w.inference.output_tokens if w.inference else 1)
+    target = w.targets.tokens_per_s or (
+        w.targets.requests_per_s * float(w.inference.output_tokens if w.inference else 1)
+        if w.targets.requests_per_s
+        else None
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        replicas = np.maximum(np.ceil(target / tokens), 1.0) if target else np.ones_like(tokens)
+        monthly = replicas * price * HOURS_PER_MONTH
+        per_million = price / 3600.0 / tokens * 1e6
+    measure = monthly if target else per_million
+    k = np.argmin(np.where(fits & np.isfinite(measure), measure, np.inf), axis=1)
+    r = np.arange(len(rows))
+    latency = at("latency")[cfg][r, k] * scale
+    figures = {
+        "throughput": requests[r, k],
+        "device_throughput": requests[r, k],
+        "tokens_per_s": tokens[r, k],
+        "latency_s": latency,
+        "step_s": at("cycle")[cfg][r, k] * scale,
+        "device_s": at("cycle")[cfg][r, k] * scale,
+        "fits": fits[r, k],
+        "need_bytes": at("need")[cfg][r, k],
+        "shards": hw.gpus[cfg] * nodes[k],
+    }
+    changes = {
+        f: _put(getattr(p, f), rows, v) for f, v in figures.items() if getattr(p, f) is not None
+    }
+    base = _empty(t, notes)
+    cluster = replace(
+        base,
+        multi=_put(base.multi, rows, True),
+        nodes=_put(base.nodes, rows, nodes[k]),
+        tp=_put(base.tp, rows, hw.gpus[cfg]),
+        pp=_put(base.pp, rows, nodes[k]),
+        micro_batch=_put(base.micro_batch, rows, at("batch")[cfg][r, k]),
+        fabric=_put(base.fabric, rows, net.fabric),
+    )
+    p2 = replace(p, cluster=cluster, **changes)  # type: ignore[arg-type]
+    c2 = replace(
+        c,
+        replicas=_put(c.replicas, rows, replicas[r, k]),
+        monthly_usd=_put(c.monthly_usd, rows, monthly[r, k]),
+        total_usd=_put(c.total_usd, rows, monthly[r, k]),
+        per_million_usd=_put(c.per_million_usd, rows, per_million[r, k]),
+    )
+    return p2, c2, cluster

@@ -233,6 +233,9 @@ def predict_command(
     workload: WorkloadArg,
     accelerator: Annotated[str, typer.Option("--accelerator", "-a", help="Any spelling.")],
     gpus: Annotated[int, typer.Option(min=1, max=64, help="GPUs in the instance.")] = 1,
+    nodes: Annotated[
+        int, typer.Option(min=1, max=4096, help="Instances (a multi-node plan when > 1).")
+    ] = 1,
     profile: ProfileOption = None,
     fmt: FormatOption = Format.table,
     catalog_dir: CatalogDirOption = None,
@@ -244,7 +247,9 @@ def predict_command(
     w, lines = _workload(workload)
     catalog = load_catalog_or_exit(catalog_dir)
     try:
-        result = predict(w, accelerator, gpus, catalog=catalog, profile=_profile(profile))
+        result = predict(
+            w, accelerator, gpus, nodes=nodes, catalog=catalog, profile=_profile(profile)
+        )
     except RecommenderError as exc:
         _refused(workload, lines, exc)
     _show(result, fmt, _print_prediction)
@@ -268,9 +273,12 @@ def _print_prediction(p: Prediction) -> None:
     ]
     if p.tokens_per_s is not None:
         rows.insert(1, ("tokens/s", f"{p.tokens_per_s:.4g}"))
-    if p.gpus > 1:
+    if p.gpus > 1 or p.nodes > 1:
         rows.append(("scaling efficiency", f"{p.scaling_efficiency:.0%}"))
-    out.print(table(f"{p.gpus} x {p.accelerator}", ["", ""], rows))
+    title = f"{p.gpus} x {p.accelerator}"
+    if p.nodes > 1:
+        title = f"{p.nodes} nodes x {title}"
+    out.print(table(title, ["", ""], rows))
     for remedy in p.memory.remedies:
         out.print(f"[yellow]to fit:[/] {remedy}", highlight=False)
     for note in p.notes:

@@ -1,10 +1,10 @@
 """Multi-node placements: the offers one instance cannot serve become clusters of them.
 
-After the single-instance ranking's predictions, the offers that cannot hold the job, or
-(training) cannot meet ``targets.deadline_hours``, are planned again over 2 to
-``constraints.max_nodes`` instances by :mod:`.multinode` (training) or
-:mod:`.multinode_serving` (LLM serving). Every other offer keeps its single-instance result,
-so nothing changes where one instance is enough. Only families with a fast inter-node
+When no single instance of the search can hold the job, or (training) meet
+``targets.deadline_hours`` within ``targets.budget_usd``, the offers are planned again over 2
+to ``constraints.max_nodes`` instances by :mod:`.multinode` (training) or
+:mod:`.multinode_serving` (LLM serving). Where one instance is enough anywhere, the answer
+is exactly the single-instance one. Only families with a fast inter-node
 network (the catalog's ``network.inter_node``: EFA, InfiniBand, GPUDirect) qualify, unless
 ``constraints.network: ethernet``; spot rows only with ``constraints.multi_node_spot``.
 
@@ -188,10 +188,14 @@ def _candidates(
     k = w.constraints
     if k.max_nodes < 2 or not (w.training_job or w.is_llm_serving):
         return np.zeros(0, dtype=np.int64), None, []
-    need = ~p.fits
+    single = p.fits & (p.throughput > 0)
     if w.training_job and w.targets.deadline_hours is not None:
-        need = need | (c.hours > w.targets.deadline_hours)
-    need &= t.gpu_fraction >= 1.0
+        single &= c.hours <= w.targets.deadline_hours
+    if w.training_job and w.targets.budget_usd is not None:
+        single &= c.total_usd <= w.targets.budget_usd
+    if np.any(single):  # one instance is enough somewhere: the answer stays single-node
+        return np.zeros(0, dtype=np.int64), None, []
+    need = ~single & (t.gpu_fraction >= 1.0)
     rows = np.flatnonzero(need)
     if len(rows) == 0:
         return rows, None, []

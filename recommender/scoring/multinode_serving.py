@@ -39,8 +39,10 @@ from recommender.scoring.shape import BYTES_PER_ELEMENT
 
 if TYPE_CHECKING:
     from recommender.catalog.offers import OffersTable
+    from recommender.catalog.schema import Accelerator
     from recommender.scoring.clusters import Cluster, NetworkColumns
     from recommender.scoring.engine import Context
+    from recommender.scoring.results import Prediction
 
 __all__ = ["serve_on_clusters"]
 
@@ -182,3 +184,60 @@ def serve_on_clusters(
         per_million_usd=_put(c.per_million_usd, rows, per_million[r, k]),
     )
     return p2, c2, cluster
+
+
+def predict_serving_on_nodes(
+    ctx: Context, acc: Accelerator, index: int, gpus: int, nodes: int
+) -> Prediction:
+    """``predict`` for LLM serving on ``nodes`` x ``gpus``: TP inside, PP across."""
+    from recommender.scoring.memory import GB, usable_bytes
+    from recommender.scoring.results import Breakdown, MemoryFit, Plan, Prediction
+
+    hw = Hardware(acc=np.array([index], dtype=np.int32), gpus=np.array([float(gpus)]))
+    d = _deployments(ctx, hw, np.array([float(nodes)]))
+    score = np.where(d["ok"], d["requests"], -np.inf)[:, 0, 0]
+    fits_any = bool(np.any(d["fits"][:, 0, 0]))
+    latency = np.where(d["fits"], d["latency"], np.inf)[:, 0, 0]
+    i = int(np.argmax(score)) if np.isfinite(score.max()) else int(np.argmin(latency))
+    scale = ctx.calibrated.scale
+    spec = ctx.workload.inference
+    out = float(spec.output_tokens if spec else 1)
+    requests = float(d["requests"][i, 0, 0]) / scale if fits_any else 0.0
+    cycle = float(d["cycle"][i, 0, 0]) * scale
+    need = float(d["need"][i, 0, 0])
+    room = usable_bytes(acc.memory_gb)
+    notes = [f"{nodes} nodes of {gpus} x {acc.id}: tensor parallel {gpus}, {nodes} stages"]
+    if not fits_any:
+        notes.insert(0, f"does not fit on {nodes} nodes")
+    return Prediction(
+        accelerator=acc.id,
+        gpus=gpus,
+        nodes=nodes,
+        total_gpus=gpus * nodes,
+        throughput=requests,
+        step_time_s=cycle,
+        bottleneck="memory-bandwidth" if bool(d["memory_bound"][i, 0, 0]) else "compute",
+        fits_in_memory=fits_any,
+        utilization=0.0,
+        tokens_per_s=requests * out,
+        breakdown=Breakdown(
+            compute_s=cycle,
+            memory_s=0.0,
+            host_transfer_s=0.0,
+            input_pipeline_s=0.0,
+            interconnect_s=0.0,
+        ),
+        memory=MemoryFit(
+            fits=fits_any,
+            needed_gb=round(need / GB, 2),
+            available_gb=round(room / GB, 2),
+            shortfall_gb=round(max(need - room, 0.0) / GB, 2),
+        ),
+        notes=notes,
+        plan=Plan(
+            data_parallel=1,
+            tensor_parallel=gpus,
+            pipeline_parallel=nodes,
+            concurrency=int(d["batch"][i, 0, 0]),
+        ),
+    )

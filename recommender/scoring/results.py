@@ -101,6 +101,8 @@ class Prediction(_Out):
 
     accelerator: str
     gpus: int
+    nodes: int = Field(default=1, description="Instances (predict --nodes).")
+    total_gpus: int | None = Field(default=None, description="gpus x nodes.")
     throughput: float = Field(description="Samples (training) or requests (inference) per s.")
     step_time_s: float
     bottleneck: Bottleneck

@@ -1,9 +1,11 @@
 """Integrity checks of the families' ``network:`` blocks (registered by ``integrity``).
 
-- a multi-GPU family without a network block is flagged (a warning: the planner then treats
-  it as plain Ethernet and keeps it to one node);
-- the per-size bandwidths name instance types of the family, the largest is the family's
-  ``gbps``, and plain Ethernet lists no fabric sizes;
+A family without a network block is legal: the planner treats it as plain Ethernet, so it
+is not planned across nodes unless ``constraints.network: ethernet``.
+
+- the per-size bandwidths name instance types of the family (a warning: a partial import
+  lists fewer sizes), the largest is the family's ``gbps``, and plain Ethernet lists no
+  fabric sizes;
 - an NVLink / NVSwitch topology needs an accelerator with NVLink bandwidth (``nvlink_gbs``),
   which is what the engine's intra-node collectives run on.
 """
@@ -23,19 +25,6 @@ __all__ = ["NETWORK_CHECKS"]
 NVLINK_KINDS = frozenset({"nvswitch", "nvlink"})
 
 
-def network_blocks_present(catalog: Catalog) -> Iterator[Problem]:
-    for _cloud, doc in catalog.cloud_docs.items():
-        for f, fam in enumerate(doc.model.families):
-            if fam.network is None and max(i.gpus for i in fam.instances) > 1:
-                yield doc.lines.problem(
-                    ("families", f, "name"),
-                    f"family {fam.name!r} has multi-GPU instances but no network: it is "
-                    "planned as Ethernet, one node only",
-                    severity="warning",
-                    check="network-missing",
-                )
-
-
 def network_sizes_consistent(catalog: Catalog) -> Iterator[Problem]:
     for _cloud, doc in catalog.cloud_docs.items():
         for f, fam in enumerate(doc.model.families):
@@ -47,7 +36,9 @@ def network_sizes_consistent(catalog: Catalog) -> Iterator[Problem]:
             for size in sorted(set(inter.sizes) - names):
                 yield doc.lines.problem(
                     (*path, "sizes", size),
-                    f"{size!r} is not an instance type of family {fam.name!r}",
+                    f"{size!r} is not an instance type of family {fam.name!r} (a typo, or "
+                    "a size this catalog does not list)",
+                    severity="warning",
                     check="network-size",
                 )
             if inter.sizes and max(inter.sizes.values()) != inter.gbps:
@@ -85,7 +76,6 @@ def intra_node_matches_accelerator(catalog: Catalog) -> Iterator[Problem]:
 
 
 NETWORK_CHECKS: list[Callable[[Catalog], Iterator[Problem]]] = [
-    network_blocks_present,
     network_sizes_consistent,
     intra_node_matches_accelerator,
 ]

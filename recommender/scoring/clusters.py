@@ -19,8 +19,9 @@ Training hours on N nodes carry checkpoint and restart overheads that grow with 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +40,7 @@ __all__ = ["Cluster", "NetworkColumns", "extend_to_clusters", "network_columns",
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
+A = TypeVar("A", bound=npt.NDArray[Any])
 
 FABRICS = tuple(FABRIC_EFFICIENCY)
 ETHERNET = FABRICS.index("ethernet")
@@ -250,12 +252,12 @@ def _choose_nodes(ctx: Context, fits: BoolArray, hours: FloatArray, cost: FloatA
         meets = within & (hours <= t.deadline_hours)
         cheapest = np.argmin(np.where(meets, cost, inf), axis=1)
         fastest = np.argmin(np.where(fits, hours, inf), axis=1)
-        return np.where(np.any(meets, axis=1), cheapest, fastest)
+        return np.asarray(np.where(np.any(meets, axis=1), cheapest, fastest), dtype=np.int64)
     if t.budget_usd is not None:
         fastest = np.argmin(np.where(within, hours, inf), axis=1)
         cheapest = np.argmin(np.where(fits, cost, inf), axis=1)
-        return np.where(np.any(within, axis=1), fastest, cheapest)
-    return np.asarray(np.argmin(np.where(fits, cost, inf), axis=1))
+        return np.asarray(np.where(np.any(within, axis=1), fastest, cheapest), dtype=np.int64)
+    return np.asarray(np.argmin(np.where(fits, cost, inf), axis=1), dtype=np.int64)
 
 
 def extend_to_clusters(
@@ -352,18 +354,17 @@ _COMPUTE = list(Bottleneck).index(Bottleneck.COMPUTE)
 _LINK = list(Bottleneck).index(Bottleneck.INTERCONNECT)
 
 
-def _put(
-    column: npt.NDArray[np.generic], rows: IntArray, values: object
-) -> npt.NDArray[np.generic]:
-    out = np.array(column, copy=True)
+def _put(column: A, rows: IntArray, values: object) -> A:
+    """A copy of ``column`` with ``values`` at ``rows``."""
+    out = column.copy()
     out[rows] = values
     return out
 
 
-def _apply(p: Predictions, rows: IntArray, figures: dict[str, object]) -> Predictions:
+def _apply(p: Predictions, rows: IntArray, figures: Mapping[str, object]) -> Predictions:
     """``p`` with ``figures`` (field -> values for ``rows``) put on ``rows``."""
     changes = {name: _put(getattr(p, name), rows, v) for name, v in figures.items()}
-    return replace(p, **changes)  # type: ignore[arg-type]
+    return replace(p, **changes)
 
 
 def _cluster_columns(

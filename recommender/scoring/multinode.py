@@ -332,9 +332,9 @@ def _choose(
     n_l, n_c, n_k = shape
     score = np.full(n_l * n_c * n_k, -np.inf)
     score[g.cell] = cost["samples"]
-    score = score.reshape(n_l, n_c * n_k)
-    any_fit = np.isfinite(score.max(axis=0))
-    best = np.where(any_fit, score.argmax(axis=0), short.reshape(n_l, -1).argmin(axis=0))
+    grid = score.reshape(n_l, n_c * n_k)
+    any_fit = np.isfinite(grid.max(axis=0))
+    best = np.where(any_fit, grid.argmax(axis=0), short.reshape(n_l, -1).argmin(axis=0))
     flat = best * (n_c * n_k) + np.arange(n_c * n_k)
     pos = np.full(n_l * n_c * n_k, -1)
     pos[g.cell] = np.arange(g.cell.size)

@@ -15,7 +15,7 @@ scheduler keeps one micro-batch per stage). The decode and prefill step models a
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,7 @@ from recommender.scoring.serving import (
     _format,
     _meets_targets,
     _prefill,
+    _Rates,
     _rates,
     weight_bytes_per_parameter,
 )
@@ -73,14 +74,12 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     kv = b * seq * s.kv_bytes_per_token_16 * kvb / 2.0 * replication / (g * n)
     supported = r.supported.reshape(1, n_c, 1)
     fits = (weights + kv <= room) & supported & (s.heads % g == 0) & (b >= n)
-    flat = _Flat(r, n_c)
+    on_grid = _on_grid(r, shape)
     mb = np.maximum(b / n, 1.0)
     context = spec.prompt_tokens + spec.output_tokens / 2.0
-    decode, memory_bound = _decode_step(
-        w, s, flat.rates(shape), g, mb, context, wb, kvb, ctx.calibration
-    )
+    decode, memory_bound = _decode_step(w, s, on_grid, g, mb, context, wb, kvb, ctx.calibration)
     token = decode + (n - 1.0) * P2P_LATENCY_S
-    prefill = _prefill(s, flat.rates(shape), g, float(spec.prompt_tokens), ctx.calibration)
+    prefill = _prefill(s, on_grid, g, float(spec.prompt_tokens), ctx.calibration)
     out = float(spec.output_tokens)
     cycle = out * token + mb * prefill
     tpot, ttft = cycle / out, prefill + token
@@ -92,18 +91,20 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     }  # fmt: skip
 
 
-class _Flat:
-    """Serving rates broadcast to the (batch, configuration, node count) grid."""
+def _on_grid(r: _Rates, shape: tuple[int, int, int]) -> _Rates:
+    """Serving rates (one per configuration) broadcast to the (batch, configuration, node
+    count) grid."""
 
-    def __init__(self, r: object, n_c: int) -> None:
-        self._r = r
-        self._n_c = n_c
+    def grid(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        return np.broadcast_to(x.reshape(1, -1, 1), shape)
 
-    def rates(self, shape: tuple[int, int, int]) -> object:
-        r = self._r
-        fields = ("flops", "bandwidth", "link", "nvlink", "supported")
-        out = {f: np.broadcast_to(getattr(r, f).reshape(1, self._n_c, 1), shape) for f in fields}
-        return type(r)(**out)
+    return _Rates(
+        flops=grid(r.flops),
+        bandwidth=grid(r.bandwidth),
+        link=grid(r.link),
+        nvlink=grid(r.nvlink),
+        supported=grid(r.supported),
+    )
 
 
 def serve_on_clusters(
@@ -175,7 +176,7 @@ def serve_on_clusters(
         micro_batch=_put(base.micro_batch, rows, at("batch")[cfg][r, k]),
         fabric=_put(base.fabric, rows, net.fabric),
     )
-    p2 = replace(p, cluster=cluster, **changes)  # type: ignore[arg-type]
+    p2 = replace(p, cluster=cluster, **changes)
     c2 = replace(
         c,
         replicas=_put(c.replicas, rows, replicas[r, k]),

@@ -71,8 +71,8 @@ def predict_on_nodes(
             data_parallel=dp,
             tensor_parallel=tp,
             pipeline_parallel=pp,
-            sharding=sharding,  # type: ignore[arg-type]
-            checkpointing=CHECKPOINTING_NAMES[int(cp.ckpt[0, 0])],  # type: ignore[arg-type]
+            sharding=sharding,
+            checkpointing=CHECKPOINTING_NAMES[int(cp.ckpt[0, 0])],
             micro_batch=mb,
             gradient_accumulation=m,
             global_batch=w.training.global_batch or w.batch_size * dp,

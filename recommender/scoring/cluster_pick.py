@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from recommender.catalog.offers import OffersTable
 from recommender.scoring.clusters import FABRICS, Cluster
+from recommender.scoring.cost import Costs
 from recommender.scoring.multinode import SHARDING_NAMES
+from recommender.scoring.predict import Predictions
 from recommender.scoring.results import Plan
 from recommender.workload import Workload
 
-__all__ = ["cluster_limits", "cluster_plan", "cluster_why", "nodes_of"]
+__all__ = ["cluster_limits", "cluster_plan", "cluster_why", "deadline_advice", "nodes_of"]
 
 CHECKPOINTING_NAMES = ("none", "selective", "full")
 FABRIC_LABELS = {
@@ -109,3 +114,28 @@ def cluster_limits(w: Workload, cl: Cluster, row: int, spot: bool) -> list[str]:
     if w.training_job:
         out.append("launch the nodes in one cluster placement group (or compact placement)")
     return out
+
+
+def deadline_advice(
+    w: Workload, t: OffersTable, p: Predictions, c: Costs, picked: bool
+) -> str | None:
+    """When no offer meets ``targets.deadline_hours``: the fastest plan found and its time."""
+    deadline = w.targets.deadline_hours
+    if picked or not w.training_job or deadline is None:
+        return None
+    hours = np.where(p.fits & np.isfinite(c.hours), c.hours, np.inf)
+    if len(hours) == 0 or not np.isfinite(hours.min()):
+        return None
+    row = int(np.argmin(hours))
+    n = nodes_of(p.cluster, row)
+    where = (
+        f"{n} x {t.instance_names[int(t.instance[row])]}"
+        if n > 1
+        else (t.instance_names[int(t.instance[row])])
+    )
+    more = f" (constraints.max_nodes is {w.constraints.max_nodes})" if w.training_job else ""
+    return (
+        f"No plan meets the {deadline:g} h deadline: the fastest found is {where} "
+        f"({int(t.gpus[row]) * n} GPUs) at {float(hours[row]):,.1f} h for "
+        f"${float(c.total_usd[row]):,.0f}{more}; allow more time or more nodes."
+    )

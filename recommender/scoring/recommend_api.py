@@ -9,6 +9,7 @@ from recommender.catalog.offers import OffersTable
 from recommender.profile import Profile
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.classes import search_mask, workload_class
+from recommender.scoring.cluster_pick import deadline_advice
 from recommender.scoring.clusters import extend_to_clusters
 from recommender.scoring.constraint_check import check_constraints, constraint_exclusions
 from recommender.scoring.cost import Costs, costs_of
@@ -95,12 +96,16 @@ def recommend(
         **excluded_by_fit(considered, runs, host),
         **r.excluded,
     }
+    advice = general_advice(ctx, sub, p, r, picks, excluded, profile)
+    late = deadline_advice(w, sub, p, c, bool(picks))
+    notes = list(p.cluster.notes) if p.cluster is not None else []
+    advice = [*advice[:1], *([late] if late else []), *notes, *advice[1:]]
     return Recommendation(
         workload=w.name,
         workload_class=cls,
         objective=objective,
         picks=picks,
-        advice=general_advice(ctx, sub, p, r, picks, excluded, profile),
+        advice=advice,
         offers_considered=len(table),
         offers_feasible=int(np.count_nonzero(r.feasible)),
         pareto=[pk.rank for pk in picks if pk.pareto_optimal],

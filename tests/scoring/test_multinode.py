@@ -159,7 +159,7 @@ def test_node_counts_cover_small_counts_and_the_limit() -> None:
 def test_bad_input_is_refused_naming_the_field(catalog: Catalog) -> None:
     with pytest.raises(ValidationError, match="max_nodes"):
         _pretrain(constraints={"max_nodes": 0})
-    with pytest.raises(ValidationError, match="training.tensor_parallel"):
+    with pytest.raises(ValidationError, match=r"training\.tensor_parallel"):
         _pretrain(training={"tensor_parallel": 3})  # 64 heads
     with pytest.raises(InvalidOptionError, match="nodes"):
         predict(_pretrain(), "H100", 8, nodes=0, catalog=catalog)

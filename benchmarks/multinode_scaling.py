@@ -1,0 +1,158 @@
+"""Predicted multi-node scaling efficiency against published measurements.
+
+For each group of published runs of one workload at several cluster sizes
+(``benchmarks/data/multinode_scaling.csv``, every row with its source), the measured
+scaling efficiency of a run is its per-GPU rate over the per-GPU rate of the group's
+smallest run; the predicted one is the same ratio of the multi-node planner's predictions
+(:func:`recommender.scoring.multinode.plan_clusters`, with the layout the source states
+pinned, or chosen by the planner where it states none). The naive reference is linear
+scaling: 100 % for every run. Errors are in percentage points; the reference rows
+(efficiency 100 % by definition) are not scored.
+
+Sources: Megatron-LM weak scaling (Narayanan et al. 2021, Table 1: model FLOP/s per GPU,
+1.7 B on 32 to 1 T parameters on 3,072 A100s); MLPerf Training v3.0-v5.0 time-to-train
+(GPT-3 175 B and Llama 3.1 405 B, pairs of system sizes at the same global batch, so the
+samples to converge are the same); torchtitan's FSDP Llama 3.1 8B on 8 vs 128 H100 and 32
+vs 64 H200. Nothing here is fitted: the planner's constants are the product's.
+
+    python benchmarks/multinode_scaling.py [--rows]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from recommender import load_catalog
+from recommender.catalog import Catalog
+from recommender.scoring.engine import context
+from recommender.scoring.multinode import FABRIC_EFFICIENCY, ClusterHardware, plan_clusters
+from recommender.workload import Workload
+
+DATA = Path(__file__).resolve().parent / "data" / "multinode_scaling.csv"
+GPT_VOCABULARY = 51_200  # Megatron-LM's GPT runs (Narayanan et al. 2021, section 5)
+TARGET_POINTS = 10.0
+
+
+def _model(row: dict[str, str]) -> dict[str, Any]:
+    if row["model"].startswith("gpt:"):
+        _, layers, hidden, heads = row["model"].split(":")
+        return {
+            "architecture": {
+                "layers": int(layers),
+                "hidden_size": int(hidden),
+                "heads": int(heads),
+                "vocab_size": GPT_VOCABULARY,
+                "mlp": "plain",
+            },
+            "sequence_length": int(row["seq_len"]),
+            "execution": row["execution"],
+        }
+    return {
+        "name": row["model"],
+        "sequence_length": int(row["seq_len"]),
+        "execution": row["execution"],
+    }
+
+
+def _workload(row: dict[str, str]) -> Workload:
+    training: dict[str, Any] = {"global_batch": int(row["global_batch"])}
+    for key in ("tp", "pp"):
+        if row[key] != "auto":
+            training["tensor_parallel" if key == "tp" else "pipeline_parallel"] = int(row[key])
+    if row["sharding"] != "auto":
+        training["sharding"] = row["sharding"]
+    if row["checkpointing"] != "auto":
+        training["checkpointing"] = row["checkpointing"]
+    return Workload.model_validate(
+        {
+            "name": row["group"],
+            "kind": "training",
+            "model": _model(row),
+            "precision": "bf16",
+            "batch_size": 1,
+            "training": training,
+            "data": {"samples": 1e6, "epochs": 1},
+        }
+    )
+
+
+def predicted_rate(row: dict[str, str], catalog: Catalog) -> float:
+    """Predicted model FLOP/s per GPU of the run ``row`` describes."""
+    w = _workload(row)
+    ctx = context(w, catalog)
+    index = catalog.accelerators.index(catalog.accelerator(row["accelerator"]))
+    network = float(row["node_gbps"]) * 1e9 / 8.0 * FABRIC_EFFICIENCY[row["fabric"]]
+    gpus, nodes = float(row["gpus_per_node"]), float(row["nodes"])
+    hw = ClusterHardware(
+        acc=np.array([index], dtype=np.int32),
+        gpus=np.array([gpus]),
+        network_bytes_per_s=np.array([network]),
+    )
+    plans = plan_clusters(
+        w, ctx.shape, ctx.state, ctx.caps, hw, np.array([nodes]), ctx.calibration, 2.0
+    )
+    if not plans.fits[0, 0]:
+        return float("nan")
+    return float(plans.samples_per_s[0, 0]) * w.flops_per_sample / (gpus * nodes)
+
+
+def measured_rate(row: dict[str, str]) -> float:
+    """Published per-GPU rate, up to a constant per group."""
+    value, gpus = float(row["measured"]), float(row["gpus_per_node"]) * float(row["nodes"])
+    if row["unit"].startswith("minutes"):
+        return 1.0 / (value * gpus)  # time to train the same samples
+    return value  # already per GPU
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", action="store_true", help="print every row")
+    args = parser.parse_args()
+    catalog = load_catalog()
+    rows = list(csv.DictReader(DATA.open()))
+    groups: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for row in rows:
+        groups[row["group"]].append(row)
+    errors: dict[str, list[float]] = defaultdict(list)
+    linear: dict[str, list[float]] = defaultdict(list)
+    print(f"{'group':30} {'GPUs':>6} {'measured':>9} {'predicted':>9} {'linear':>7}  source")
+    for group, members in groups.items():
+        members.sort(key=lambda r: int(r["nodes"]))
+        ref = members[0]
+        m_ref, p_ref = measured_rate(ref), predicted_rate(ref, catalog)
+        family = group.split("-")[0]
+        for row in members[1:]:
+            measured = measured_rate(row) / m_ref
+            predicted = predicted_rate(row, catalog) / p_ref
+            errors[family].append(abs(predicted - measured) * 100.0)
+            linear[family].append(abs(1.0 - measured) * 100.0)
+            gpus = int(row["nodes"]) * int(row["gpus_per_node"])
+            if args.rows or True:
+                print(
+                    f"{group:30} {gpus:6d} {measured:9.1%} {predicted:9.1%} {1.0:7.0%}  "
+                    f"{row['source'][:60]}"
+                )
+    every = [e for v in errors.values() for e in v]
+    every_linear = [e for v in linear.values() for e in v]
+    print()
+    print(f"{'source family':22} {'rows':>4} {'model error':>12} {'linear error':>13}  (points)")
+    for family in errors:
+        print(
+            f"{family:22} {len(errors[family]):4d} {statistics.mean(errors[family]):12.1f} "
+            f"{statistics.mean(linear[family]):13.1f}"
+        )
+    mean, mean_linear = statistics.mean(every), statistics.mean(every_linear)
+    print(f"{'all':22} {len(every):4d} {mean:12.1f} {mean_linear:13.1f}")
+    verdict = "meets" if mean <= TARGET_POINTS else "misses"
+    print(f"mean error {mean:.1f} points: {verdict} the {TARGET_POINTS:g}-point target")
+
+
+if __name__ == "__main__":
+    main()

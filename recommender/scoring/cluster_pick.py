@@ -58,6 +58,7 @@ def cluster_plan(w: Workload, cl: Cluster, row: int, plan: Plan | None) -> Plan:
         "data_parallel": dp,
         "tensor_parallel": tp,
         "pipeline_parallel": pp,
+        "expert_parallel": int(cl.ep[row]),
         "sharding": sharding,
         "checkpointing": ckpt,
         "micro_batch": mb,
@@ -127,6 +128,8 @@ def deadline_advice(
     if len(hours) == 0 or not np.isfinite(hours.min()):
         return None
     row = int(np.argmin(hours))
+    if float(hours[row]) <= deadline:  # something meets the deadline: another target failed
+        return None
     n = nodes_of(p.cluster, row)
     where = (
         f"{n} x {t.instance_names[int(t.instance[row])]}"

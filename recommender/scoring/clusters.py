@@ -26,27 +26,34 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from recommender.catalog import Catalog
 from recommender.catalog.offers import OffersTable
+from recommender.scoring.cluster_network import (
+    FABRIC_EFFICIENCY,
+    FABRICS,
+    NetworkColumns,
+    network_columns,
+)
 from recommender.scoring.cost import Costs
 from recommender.scoring.engine import Context
-from recommender.scoring.multinode import FABRIC_EFFICIENCY, ClusterHardware, plan_clusters
+from recommender.scoring.multinode import ClusterHardware, plan_clusters
 from recommender.scoring.pipeline import OBJECT_STORE_BPS
 from recommender.scoring.predict import Bottleneck, Predictions
 from recommender.scoring.shape import BYTES_PER_ELEMENT
 
-__all__ = ["Cluster", "NetworkColumns", "extend_to_clusters", "network_columns", "node_counts"]
+__all__ = [
+    "FABRICS",
+    "Cluster",
+    "NetworkColumns",
+    "extend_to_clusters",
+    "network_columns",
+    "node_counts",
+]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 A = TypeVar("A", bound=npt.NDArray[Any])
 
-FABRICS = tuple(FABRIC_EFFICIENCY)
-ETHERNET = FABRICS.index("ethernet")
-# Sizes without the fabric, and families the catalog gives no network: typical instance
-# Ethernet (AWS ENA "up to 25 Gigabit" on mid-size GPU instances).
-DEFAULT_ETHERNET_GBPS = 25.0
 # Unplanned interruptions of a large training job: 419 in 54 days on 16,384 H100 GPUs in
 # 8-GPU hosts (Dubey et al. 2024, "The Llama 3 Herd of Models", section 3.3.4, Table 5).
 FAILURES_PER_NODE_HOUR = 419.0 / (54.0 * 24.0) / (16_384 / 8)
@@ -60,16 +67,6 @@ SMALL_COUNTS = 8
 
 
 @dataclass(frozen=True)
-class NetworkColumns:
-    """Per offer row: inter-node bytes/s achieved, fabric index, fast or not, placement."""
-
-    bytes_per_s: FloatArray
-    fabric: IntArray
-    fast: BoolArray
-    placement: BoolArray
-
-
-@dataclass(frozen=True)
 class Cluster:
     """Per offer row: its node count and multi-node layout (1 / zeros where single)."""
 
@@ -80,6 +77,7 @@ class Cluster:
     dp: FloatArray
     sharding: FloatArray
     ckpt: FloatArray
+    ep: FloatArray
     micro_batch: FloatArray
     micro_batches: FloatArray
     efficiency: FloatArray
@@ -87,69 +85,6 @@ class Cluster:
     fabric: IntArray
     gbps: FloatArray
     notes: tuple[str, ...] = ()
-
-
-_NET_CACHE: dict[int, tuple[object, OffersTable, FloatArray]] = {}
-
-
-def _instance_networks(catalog: Catalog) -> dict[tuple[str, str, str], tuple[float, int, bool]]:
-    """(cloud, family, instance type) -> (Gbps, fabric index, cluster placement)."""
-    out: dict[tuple[str, str, str], tuple[float, int, bool]] = {}
-    for cloud, cat in catalog.clouds.items():
-        for fam in cat.families:
-            net = fam.network
-            for inst in fam.instances:
-                key = (cloud, fam.name, inst.name)
-                if net is None:
-                    out[key] = (DEFAULT_ETHERNET_GBPS, ETHERNET, False)
-                    continue
-                inter = net.inter_node
-                fabric_gbps = inter.sizes.get(inst.name, inter.gbps if not inter.sizes else 0.0)
-                if fabric_gbps > 0:
-                    out[key] = (fabric_gbps, FABRICS.index(inter.kind), net.cluster_placement)
-                else:
-                    eth = inter.ethernet_gbps or DEFAULT_ETHERNET_GBPS
-                    out[key] = (eth, ETHERNET, net.cluster_placement)
-    return out
-
-
-def _network_table(catalog: Catalog, t: OffersTable) -> FloatArray:
-    """(Gbps, fabric, placement) per (cloud, family, instance) code of ``t``'s name tables,
-    as a (clouds, families, instances, 3) array; cached per catalog and name tables."""
-    hit = _NET_CACHE.get(id(catalog))
-    if hit is not None and hit[0] is catalog and hit[1].instance_names is t.instance_names:
-        return hit[2]
-    nets = _instance_networks(catalog)
-    shape = (len(t.cloud_names), len(t.family_names), len(t.instance_names), 3)
-    table = np.zeros(shape)
-    table[..., 0] = DEFAULT_ETHERNET_GBPS
-    table[..., 1] = ETHERNET
-    index = (
-        {name: i for i, name in enumerate(t.cloud_names)},
-        {name: i for i, name in enumerate(t.family_names)},
-        {name: i for i, name in enumerate(t.instance_names)},
-    )
-    for (cloud, fam, inst), (gbps, fabric, placement) in nets.items():
-        c, f, i = index[0].get(cloud), index[1].get(fam), index[2].get(inst)
-        if c is not None and f is not None and i is not None:
-            table[c, f, i] = (gbps, fabric, float(placement))
-    _NET_CACHE.clear()
-    _NET_CACHE[id(catalog)] = (catalog, t, table)
-    return table
-
-
-def network_columns(catalog: Catalog, t: OffersTable, rows: IntArray) -> NetworkColumns:
-    """The network of ``rows`` of ``t`` (only the rows a multi-node plan is tried on)."""
-    table = _network_table(catalog, t)
-    vals = table[t.cloud[rows], t.family[rows], t.instance[rows]]
-    gbps, fabric = vals[:, 0], vals[:, 1].astype(np.int64)
-    eff = np.asarray([FABRIC_EFFICIENCY[f] for f in FABRICS])[fabric]
-    return NetworkColumns(
-        bytes_per_s=gbps * 1e9 / 8.0 * eff,
-        fabric=fabric,
-        fast=fabric != ETHERNET,
-        placement=vals[:, 2] > 0,
-    )
 
 
 def node_counts(max_nodes: int) -> FloatArray:
@@ -279,8 +214,10 @@ def _empty(t: OffersTable, notes: list[str]) -> Cluster:
     n = len(t)
     ones, zeros = np.ones(n), np.zeros(n)
     return Cluster(
-        np.zeros(n, dtype=bool), ones, ones, ones, ones, zeros, zeros, ones, ones, ones,
-        zeros, np.zeros(n, dtype=np.int64), zeros, tuple(notes),
+        multi=np.zeros(n, dtype=bool), nodes=ones, tp=ones, pp=ones, dp=ones,
+        sharding=zeros, ckpt=zeros, ep=ones, micro_batch=ones, micro_batches=ones,
+        efficiency=ones, overhead=zeros, fabric=np.zeros(n, dtype=np.int64), gbps=zeros,
+        notes=tuple(notes),
     )  # fmt: skip
 
 
@@ -389,6 +326,7 @@ def _cluster_columns(
         tp=_put(base.tp, rows, at("tp")),
         pp=_put(base.pp, rows, at("pp")),
         dp=_put(base.dp, rows, at("dp")),
+        ep=_put(base.ep, rows, at("ep")),
         sharding=_put(base.sharding, rows, at("sharding")),
         ckpt=_put(base.ckpt, rows, at("ckpt")),
         micro_batch=_put(base.micro_batch, rows, at("micro_batch")),

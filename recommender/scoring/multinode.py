@@ -14,6 +14,7 @@ Large-Scale Language Model Training on GPU Clusters Using Megatron-LM"):
   rank), ZeRO-3 / FSDP (everything sharded over every rank) or hybrid sharding (ZeRO-3
   inside a node, replicas across nodes: PyTorch FSDP ``HYBRID_SHARD``, Zhao et al. 2023,
   section 3.2.2);
+- expert parallelism for mixture-of-experts models (:mod:`.expert_parallel`);
 - activation checkpointing, selective or full.
 
 Collectives are hierarchical (NCCL): the intra-node part runs on the GPUs' own link (the
@@ -36,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recommender.scoring.calibration import Calibration
+from recommender.scoring.expert_parallel import all_to_all_s, expert_choices, state_with_experts
 from recommender.scoring.hardware import MEM_EFFICIENT_ATTENTION_SPEED, Capabilities
 from recommender.scoring.memory import StateBytes, usable_bytes
 from recommender.scoring.plan import activation_bytes_per_sample
@@ -109,6 +111,7 @@ class ClusterPlans:
     tp: FloatArray
     pp: FloatArray
     dp: FloatArray
+    ep: FloatArray
     sharding: FloatArray  # ZERO1 / ZERO3 / HYBRID
     ckpt: FloatArray
     micro_batch: FloatArray
@@ -120,7 +123,7 @@ class ClusterPlans:
 
 
 def _layouts(w: Workload, s: Shape) -> npt.NDArray[np.float64]:
-    """(tp, pp, sharding, ckpt, fallback ckpt) rows: the pinned value of each dimension, else
+    """(tp, pp, sharding, ckpt, fallback ckpt, ep) rows: the pinned value of each dimension, else
     every choice; checkpointing is the lighter mode, the heavier where it does not fit."""
     r = w.training
     if isinstance(r.tensor_parallel, int):
@@ -137,7 +140,8 @@ def _layouts(w: Workload, s: Shape) -> npt.NDArray[np.float64]:
         ckpts = [(CHECKPOINTING[r.checkpointing],) * 2]
     else:
         ckpts = [(1, 2)] if s.transformer else [(0, 2)]
-    rows = [(t, p, z, *c) for t, p, z, c in itertools.product(tps, pps, shard, ckpts)]
+    grid = itertools.product(tps, pps, shard, ckpts, expert_choices(s))
+    rows = [(t, p, z, *c, e) for t, p, z, c, e in grid]
     return np.asarray(rows, dtype=np.float64)
 
 
@@ -162,6 +166,7 @@ class _Grid:
     dp: FloatArray
     dp_in: FloatArray  # data-parallel ranks inside one node
     dp_out: FloatArray  # nodes per pipeline stage
+    ep: FloatArray  # expert-parallel ranks (1 for a dense model)
 
     def take(self, keep: npt.NDArray[np.bool_]) -> _Grid:
         return _Grid(*(getattr(self, f)[keep] for f in self.__dataclass_fields__))
@@ -179,6 +184,8 @@ def _grid(
     valid = valid & (pp <= max(s.layers, 1.0))
     if w.training.global_batch:  # the replicas split the global batch evenly
         valid &= np.mod(w.training.global_batch, (gpus / tp) * (n / pp)) == 0
+    ep = lay[:, 5].reshape(-1, 1, 1)
+    valid &= np.mod((gpus / tp) * (n / pp), ep) == 0
     li, ci, ki = np.nonzero(valid)
     g_tp, g_pp, g_gpus, g_n = lay[li, 0], lay[li, 1], hw.gpus[ci], nodes[ki]
     dp_in = np.maximum(g_gpus / g_tp, 1.0)
@@ -186,7 +193,7 @@ def _grid(
     cell = np.ravel_multi_index((li, ci, ki), shape)
     g = _Grid(
         cell, hw.acc[ci], g_tp, g_pp, lay[li, 2], lay[li, 3], lay[li, 4], g_gpus,
-        hw.network_bytes_per_s[ci], g_n, dp_in * dp_out, dp_in, dp_out,
+        hw.network_bytes_per_s[ci], g_n, dp_in * dp_out, dp_in, dp_out, lay[li, 5],
     )  # fmt: skip
     return g, shape
 
@@ -199,7 +206,7 @@ def _memory(
     model_split = g.tp * g.pp
     shard_over = np.where(g.shard == HYBRID, g.dp_in, g.dp)
     stage = np.where(g.shard == ZERO1, 1.0, 3.0)
-    state_gpu = state.per_gpu(model_split, shard_over, stage, np.zeros_like(g.tp))
+    state_gpu = state_with_experts(state, s, model_split, shard_over, stage, g.ep)
     live = ZERO3_LIVE_LAYERS * state.weights / max(s.layers, 1.0) / g.tp
     state_gpu = state_gpu + np.where(stage >= 3, live, 0.0)
     per_replica = _per_replica(w, g.dp)
@@ -319,7 +326,9 @@ def _step(
     dp_comm = np.maximum(_data_parallel_comm(state, g, intra, inter, m) - hidden, 0.0)
     message = mb * s.tokens * s.hidden * el / g.tp
     p2p = np.where(g.pp > 1, 2.0 * m * chunks * (P2P_LATENCY_S + message / inter), 0.0)
-    comm = t.tp_comm_s / g.pp + dp_comm + p2p
+    a2a_link = np.where(g.ep <= g.dp_in, intra, inter)
+    a2a = all_to_all_s(s, g.ep, g.tp, mb, m, g.ckpt, a2a_link, el) / g.pp
+    comm = t.tp_comm_s / g.pp + dp_comm + p2p + a2a
     step = useful + bubble + comm
     return {
         "samples": per_replica * g.dp / step,  # a last partial micro-batch is padding
@@ -365,6 +374,7 @@ def _choose(
         tp=pick(g.tp),
         pp=pick(g.pp),
         dp=pick(g.dp),
+        ep=pick(g.ep),
         sharding=pick(g.shard),
         ckpt=pick(g.ckpt),
         micro_batch=pick(cost["mb"]),

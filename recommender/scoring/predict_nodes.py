@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from recommender.catalog.schema import Accelerator
+from recommender.errors import InvalidOptionError
 from recommender.scoring.cluster_pick import FABRIC_LABELS
 from recommender.scoring.clusters import FABRICS, network_columns
 from recommender.scoring.engine import Context
@@ -39,6 +40,10 @@ def predict_on_nodes(
     ctx: Context, acc: Accelerator, index: int, gpus: int, nodes: int
 ) -> Prediction:
     w = ctx.workload
+    if not (w.training_job or (w.is_llm_serving and ctx.shape.transformer)):
+        raise InvalidOptionError(
+            "nodes", nodes, "1 for this workload (multi-node plans: training and LLM serving)"
+        )
     if not w.training_job:
         from recommender.scoring.multinode_serving import predict_serving_on_nodes
 

@@ -163,6 +163,9 @@ def test_bad_input_is_refused_naming_the_field(catalog: Catalog) -> None:
         _pretrain(training={"tensor_parallel": 3})  # 64 heads
     with pytest.raises(InvalidOptionError, match="nodes"):
         predict(_pretrain(), "H100", 8, nodes=0, catalog=catalog)
+    bert = load_workload(EXAMPLES / "bert-inference.yaml")
+    with pytest.raises(InvalidOptionError, match="nodes must be 1 for this workload"):
+        predict(bert, "T4", 1, nodes=2, catalog=catalog)
 
 
 def test_an_unmeetable_deadline_names_the_fastest_plan_and_its_time(catalog: Catalog) -> None:

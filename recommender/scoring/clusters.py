@@ -261,25 +261,7 @@ def _training(
         return np.asarray(getattr(plans, name)[chosen], dtype=np.float64)
 
     cluster = _cluster_columns(t, rows, nodes[k], at, overhead[r, k], net, notes)
-    step = at("step_s") * scale
-    comm = (at("comm_s") + at("bubble_s")) * scale
-    figures = {
-        "throughput": rate[r, k],
-        "device_throughput": rate[r, k],
-        "step_s": step,
-        "device_s": step,
-        "compute_s": step - comm,
-        "memory_s": np.zeros(len(rows)),
-        "interconnect_s": comm,
-        "input_s": np.zeros(len(rows)),
-        "host_transfer_s": np.zeros(len(rows)),
-        "utilization": at("efficiency"),
-        "scaling_efficiency": at("efficiency"),
-        "need_bytes": at("need_bytes"),
-        "shards": at("tp") * at("pp"),
-        "fits": fits[r, k],
-        "bottleneck": np.where(comm > step - comm, _LINK, _COMPUTE),
-    }
+    figures = _training_figures(at, scale, rate[r, k], fits[r, k])
     p2 = replace(_apply(p, rows, figures), cluster=cluster)
     c2 = replace(
         c, hours=_put(c.hours, rows, hours[r, k]), total_usd=_put(c.total_usd, rows, cost[r, k])
@@ -288,6 +270,34 @@ def _training(
 
 
 _COMPUTE = list(Bottleneck).index(Bottleneck.COMPUTE)
+
+
+def _training_figures(
+    at: Callable[[str], FloatArray], scale: float, rate: FloatArray, fits: BoolArray
+) -> dict[str, object]:
+    """The prediction columns of the chosen cluster plans (per row)."""
+    step = at("step_s") * scale
+    comm = (at("comm_s") + at("bubble_s")) * scale
+    zeros = np.zeros(len(rate))
+    return {
+        "throughput": rate,
+        "device_throughput": rate,
+        "step_s": step,
+        "device_s": step,
+        "compute_s": step - comm,
+        "memory_s": zeros,
+        "interconnect_s": comm,
+        "input_s": zeros,
+        "host_transfer_s": zeros,
+        "utilization": at("efficiency"),
+        "scaling_efficiency": at("efficiency"),
+        "need_bytes": at("need_bytes"),
+        "shards": at("tp") * at("pp"),
+        "fits": fits,
+        "bottleneck": np.where(comm > step - comm, _LINK, _COMPUTE),
+    }
+
+
 _LINK = list(Bottleneck).index(Bottleneck.INTERCONNECT)
 
 

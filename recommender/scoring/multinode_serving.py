@@ -14,6 +14,7 @@ scheduler keeps one micro-batch per stage). The decode and prefill step models a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +108,36 @@ def _on_grid(r: _Rates, shape: tuple[int, int, int]) -> _Rates:
     )
 
 
+def _best(d: dict[str, npt.NDArray[Any]]) -> Callable[[str], FloatArray]:
+    """Per (configuration, node count), the concurrency with the most requests/s meeting
+    the targets (else the lowest latency that fits): a getter of its figures."""
+    score = np.where(d["ok"], d["requests"], -np.inf)
+    fallback = np.argmin(np.where(d["fits"], d["latency"], np.inf), axis=0)
+    best = np.where(np.any(d["ok"], axis=0), np.argmax(score, axis=0), fallback)
+    ci, ki = np.indices(best.shape)
+
+    def at(name: str) -> FloatArray:
+        return np.asarray(np.broadcast_to(d[name], d["fits"].shape)[best, ci, ki], dtype=np.float64)
+
+    return at
+
+
+def _fleet(
+    ctx: Context, price: FloatArray, tokens: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, bool]:
+    """(replicas, monthly USD, USD per million tokens, whether a rate is targeted)."""
+    w = ctx.workload
+    out = float(w.inference.output_tokens if w.inference else 1)
+    target = w.targets.tokens_per_s or (
+        w.targets.requests_per_s * out if w.targets.requests_per_s else None
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        replicas = np.maximum(np.ceil(target / tokens), 1.0) if target else np.ones_like(tokens)
+        monthly = replicas * price * HOURS_PER_MONTH
+        per_million = price / 3600.0 / tokens * 1e6
+    return replicas, monthly, per_million, bool(target)
+
+
 def serve_on_clusters(
     ctx: Context,
     t: OffersTable,
@@ -116,47 +147,29 @@ def serve_on_clusters(
     net: NetworkColumns,
     notes: list[str],
 ) -> tuple[Predictions, Costs, Cluster]:
-    """``p`` and ``c`` with ``rows`` (models one instance cannot hold) served across nodes."""
+    """``p`` and ``c`` with ``rows`` (models one instance cannot hold) served across nodes;
+    each row keeps the node count with the cheapest fleet (or cost per million tokens)."""
     from recommender.scoring.clusters import _configs, _empty, _put, node_counts
 
     w = ctx.workload
     hw_c, cfg = _configs(t, rows, net)
     hw = Hardware(acc=hw_c.acc, gpus=hw_c.gpus)
     nodes = node_counts(w.constraints.max_nodes)
-    d = _deployments(ctx, hw, nodes)
-    score = np.where(d["ok"], d["requests"], -np.inf)
-    best = np.argmax(score, axis=0)  # (configs, counts)
-    fallback = np.argmin(np.where(d["fits"], d["latency"], np.inf), axis=0)
-    any_ok = np.any(d["ok"], axis=0)
-    best = np.where(any_ok, best, fallback)
-    ci, ki = np.indices(best.shape)
-
-    def at(name: str) -> FloatArray:
-        return np.asarray(np.broadcast_to(d[name], d["fits"].shape)[best, ci, ki], dtype=np.float64)
-
+    at = _best(_deployments(ctx, hw, nodes))
     scale = ctx.calibrated.scale
     fits = (at("fits") > 0)[cfg]
     requests = np.where(fits, at("requests")[cfg] / scale, 0.0)  # (rows, counts)
-    price = t.price[rows][:, None] * nodes[None, :]
     tokens = requests * float(w.inference.output_tokens if w.inference else 1)
-    target = w.targets.tokens_per_s or (
-        w.targets.requests_per_s * float(w.inference.output_tokens if w.inference else 1)
-        if w.targets.requests_per_s
-        else None
-    )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        replicas = np.maximum(np.ceil(target / tokens), 1.0) if target else np.ones_like(tokens)
-        monthly = replicas * price * HOURS_PER_MONTH
-        per_million = price / 3600.0 / tokens * 1e6
-    measure = monthly if target else per_million
+    price = t.price[rows][:, None] * nodes[None, :]
+    replicas, monthly, per_million, targeted = _fleet(ctx, price, tokens)
+    measure = monthly if targeted else per_million
     k = np.argmin(np.where(fits & np.isfinite(measure), measure, np.inf), axis=1)
     r = np.arange(len(rows))
-    latency = at("latency")[cfg][r, k] * scale
     figures = {
         "throughput": requests[r, k],
         "device_throughput": requests[r, k],
         "tokens_per_s": tokens[r, k],
-        "latency_s": latency,
+        "latency_s": at("latency")[cfg][r, k] * scale,
         "step_s": at("cycle")[cfg][r, k] * scale,
         "device_s": at("cycle")[cfg][r, k] * scale,
         "fits": fits[r, k],
@@ -176,15 +189,10 @@ def serve_on_clusters(
         micro_batch=_put(base.micro_batch, rows, at("batch")[cfg][r, k]),
         fabric=_put(base.fabric, rows, net.fabric),
     )
-    p2 = replace(p, cluster=cluster, **changes)
-    c2 = replace(
-        c,
-        replicas=_put(c.replicas, rows, replicas[r, k]),
-        monthly_usd=_put(c.monthly_usd, rows, monthly[r, k]),
-        total_usd=_put(c.total_usd, rows, monthly[r, k]),
-        per_million_usd=_put(c.per_million_usd, rows, per_million[r, k]),
-    )
-    return p2, c2, cluster
+    costs = {"replicas": replicas, "monthly_usd": monthly, "total_usd": monthly}
+    costs["per_million_usd"] = per_million
+    c2 = replace(c, **{f: _put(getattr(c, f), rows, v[r, k]) for f, v in costs.items()})
+    return replace(p, cluster=cluster, **changes), c2, cluster
 
 
 def predict_serving_on_nodes(

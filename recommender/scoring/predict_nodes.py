@@ -16,9 +16,15 @@ from recommender.scoring.cluster_pick import FABRIC_LABELS
 from recommender.scoring.clusters import FABRICS, network_columns
 from recommender.scoring.engine import Context
 from recommender.scoring.memory import GB, usable_bytes
-from recommender.scoring.multinode import SHARDING_NAMES, ClusterHardware, plan_clusters
+from recommender.scoring.multinode import (
+    SHARDING_NAMES,
+    ClusterHardware,
+    ClusterPlans,
+    plan_clusters,
+)
 from recommender.scoring.predict import BOTTLENECKS, Bottleneck
 from recommender.scoring.results import Breakdown, MemoryFit, Plan, Prediction
+from recommender.workload import Workload
 
 __all__ = ["predict_on_nodes"]
 
@@ -62,31 +68,10 @@ def predict_on_nodes(
     fits = bool(cp.fits[0, 0])
     step = float(cp.step_s[0, 0]) * scale
     comm = float(cp.comm_s[0, 0] + cp.bubble_s[0, 0]) * scale
-    need = float(cp.need_bytes[0, 0])
-    room = usable_bytes(acc.memory_gb)
-    tp, pp, dp = int(cp.tp[0, 0]), int(cp.pp[0, 0]), int(cp.dp[0, 0])
+    need, room = float(cp.need_bytes[0, 0]), usable_bytes(acc.memory_gb)
     notes = [f"{nodes} nodes of {gpus} x {acc.id}, {fabric} between nodes"]
     if not fits:
         notes.insert(0, f"does not fit on {nodes} nodes with any layout the planner tries")
-    plan = None
-    if fits:
-        sharding = SHARDING_NAMES[int(cp.sharding[0, 0])]
-        mb, m = int(cp.micro_batch[0, 0]), int(cp.micro_batches[0, 0])
-        plan = Plan(
-            data_parallel=dp,
-            tensor_parallel=tp,
-            pipeline_parallel=pp,
-            sharding=sharding,
-            checkpointing=CHECKPOINTING_NAMES[int(cp.ckpt[0, 0])],
-            micro_batch=mb,
-            gradient_accumulation=m,
-            global_batch=w.training.global_batch or w.batch_size * dp,
-            offload="none",
-            assumed=[
-                f"tensor parallel {tp} inside each node, {pp} pipeline stage(s) across nodes, "
-                f"{dp} data-parallel replicas with {sharding} sharding"
-            ],
-        )
     bottleneck = Bottleneck.INTERCONNECT if comm > step - comm else Bottleneck.COMPUTE
     efficiency = round(float(cp.efficiency[0, 0]), 4)
     return Prediction(
@@ -115,5 +100,27 @@ def predict_on_nodes(
         ),
         calibrated_from=ctx.calibrated.source,
         notes=notes,
-        plan=plan,
+        plan=_plan(w, cp) if fits else None,
+    )
+
+
+def _plan(w: Workload, cp: ClusterPlans) -> Plan:
+    """The layout chosen for the one (configuration, node count) of ``cp``."""
+    tp, pp, dp = int(cp.tp[0, 0]), int(cp.pp[0, 0]), int(cp.dp[0, 0])
+    sharding = SHARDING_NAMES[int(cp.sharding[0, 0])]
+    return Plan(
+        data_parallel=dp,
+        tensor_parallel=tp,
+        pipeline_parallel=pp,
+        expert_parallel=int(cp.ep[0, 0]),
+        sharding=sharding,
+        checkpointing=CHECKPOINTING_NAMES[int(cp.ckpt[0, 0])],
+        micro_batch=int(cp.micro_batch[0, 0]),
+        gradient_accumulation=int(cp.micro_batches[0, 0]),
+        global_batch=w.training.global_batch or w.batch_size * dp,
+        offload="none",
+        assumed=[
+            f"tensor parallel {tp} inside each node, {pp} pipeline stage(s) across nodes, "
+            f"{dp} data-parallel replicas with {sharding} sharding"
+        ],
     )

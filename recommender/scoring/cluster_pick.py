@@ -40,9 +40,12 @@ def cluster_plan(w: Workload, cl: Cluster, row: int, plan: Plan | None) -> Plan:
                 "tensor_parallel": tp,
                 "pipeline_parallel": pp,
                 "concurrency": int(cl.micro_batch[row]),
+                "memory_gb": {},  # the single-instance plan's split does not apply
+                "ttft_ms": None,
+                "tpot_ms": None,
                 "assumed": [
-                    *base.assumed,
-                    f"tensor parallel {tp} inside each node, {pp} pipeline stages across nodes",
+                    f"tensor parallel {tp} inside each node, {pp} pipeline stages across "
+                    f"nodes, {int(cl.micro_batch[row])} sequences decoded at once"
                 ],
             }
         )

@@ -196,6 +196,7 @@ class OfferPoint(_Out):
     instance_type: str
     accelerator: str
     gpus: int
+    nodes: int = Field(default=1, description="Instances of a multi-node placement.")
     pricing: str
     price_per_hour: float
     cost_usd: float = Field(description="The ranking's cost (see Landscape.cost_label).")

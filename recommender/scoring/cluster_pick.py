@@ -7,6 +7,7 @@ import numpy as np
 from recommender.catalog.offers import OffersTable
 from recommender.scoring.clusters import FABRICS, Cluster
 from recommender.scoring.cost import Costs
+from recommender.scoring.memory import GB
 from recommender.scoring.multinode import SHARDING_NAMES
 from recommender.scoring.predict import Predictions
 from recommender.scoring.results import Plan
@@ -68,7 +69,10 @@ def cluster_plan(w: Workload, cl: Cluster, row: int, plan: Plan | None) -> Plan:
         "gradient_accumulation": m,
         "global_batch": w.training.global_batch or w.batch_size * dp,
         "offload": "none",
-        "memory_gb": {},
+        "memory_gb": {
+            "state": round(float(cl.state_bytes[row]) / GB, 2),
+            "activations": round(float(cl.activation_bytes[row]) / GB, 2),
+        },
         "assumed": assumed,
     }
     return (plan or Plan(data_parallel=dp)).model_copy(update=update)

@@ -81,6 +81,8 @@ class Cluster:
     micro_batch: FloatArray
     micro_batches: FloatArray
     efficiency: FloatArray
+    state_bytes: FloatArray  # per GPU
+    activation_bytes: FloatArray  # per GPU
     overhead: FloatArray  # checkpoint + restart share of the compute hours
     fabric: IntArray
     gbps: FloatArray
@@ -216,7 +218,8 @@ def _empty(t: OffersTable, notes: list[str]) -> Cluster:
     return Cluster(
         multi=np.zeros(n, dtype=bool), nodes=ones, tp=ones, pp=ones, dp=ones,
         sharding=zeros, ckpt=zeros, ep=ones, micro_batch=ones, micro_batches=ones,
-        efficiency=ones, overhead=zeros, fabric=np.zeros(n, dtype=np.int64), gbps=zeros,
+        efficiency=ones, state_bytes=zeros, activation_bytes=zeros, overhead=zeros,
+        fabric=np.zeros(n, dtype=np.int64), gbps=zeros,
         notes=tuple(notes),
     )  # fmt: skip
 
@@ -342,6 +345,8 @@ def _cluster_columns(
         micro_batch=_put(base.micro_batch, rows, at("micro_batch")),
         micro_batches=_put(base.micro_batches, rows, at("micro_batches")),
         efficiency=_put(base.efficiency, rows, at("efficiency")),
+        state_bytes=_put(base.state_bytes, rows, at("state_bytes")),
+        activation_bytes=_put(base.activation_bytes, rows, at("activation_bytes")),
         overhead=_put(base.overhead, rows, overhead),
         fabric=_put(base.fabric, rows, net.fabric),
         gbps=_put(base.gbps, rows, line_gbps),

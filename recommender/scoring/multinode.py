@@ -117,6 +117,8 @@ class ClusterPlans:
     micro_batch: FloatArray
     micro_batches: FloatArray  # per pipeline per optimizer step
     need_bytes: FloatArray
+    state_bytes: FloatArray  # per GPU: weights, gradients, optimizer (and gathered layers)
+    activation_bytes: FloatArray  # per GPU
     comm_s: FloatArray  # exposed: tensor parallel, data parallel, pipeline sends
     bubble_s: FloatArray
     efficiency: FloatArray  # useful device time / step
@@ -279,7 +281,9 @@ def plan_clusters(
     short[g.cell] = need - usable_bytes(caps.memory_gb[g.acc])
     f = g.take(fits)
     cost = _step(w, s, state, caps, cal, el, f, mb[fits])
-    cost["need"] = need[fits]
+    cost["state"] = state_gpu[fits]
+    cost["activations"] = cost["mb"] * act[fits]  # the micro-batch the step runs
+    cost["need"] = cost["state"] + cost["activations"]
     return _choose(shape, f, cost, short, nodes)
 
 
@@ -380,6 +384,8 @@ def _choose(
         micro_batch=pick(cost["mb"]),
         micro_batches=pick(cost["m"]),
         need_bytes=pick(cost["need"]),
+        state_bytes=pick(cost["state"]),
+        activation_bytes=pick(cost["activations"]),
         comm_s=pick(cost["comm"]),
         bubble_s=pick(cost["bubble"]),
         efficiency=pick(cost["efficiency"]),

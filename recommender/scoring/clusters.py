@@ -36,7 +36,7 @@ from recommender.scoring.cluster_network import (
 from recommender.scoring.cost import Costs
 from recommender.scoring.engine import Context
 from recommender.scoring.multinode import ClusterHardware, plan_clusters
-from recommender.scoring.pipeline import OBJECT_STORE_BPS
+from recommender.scoring.pipeline import OBJECT_STORE_BPS, input_seconds
 from recommender.scoring.predict import Bottleneck, Predictions
 from recommender.scoring.shape import BYTES_PER_ELEMENT
 
@@ -240,7 +240,17 @@ def _training(
         w, ctx.shape, ctx.state, ctx.caps, hw, nodes, ctx.calibration, _element_bytes(ctx)
     )
     scale = ctx.calibrated.scale
-    rate = plans.samples_per_s[cfg] / scale  # (rows, counts)
+    step = plans.step_s[cfg] * scale  # (rows, counts)
+    per_step = plans.samples_per_s[cfg] * plans.step_s[cfg]  # samples per optimizer step
+    feed = input_seconds(  # each node reads and decodes its share of the step
+        w.data,
+        per_step / nodes[None, :],
+        t.vcpus[rows][:, None],
+        t.gpus[rows][:, None].astype(np.float64),
+        t.local_disk_gb[rows][:, None],
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(step > 0, per_step / np.maximum(step, feed), 0.0)
     spot = t.spot[rows][:, None]
     overhead = resilience_overhead(
         ctx.state.total, nodes[None, :], spot, w.targets.startup_minutes * 60.0
@@ -251,7 +261,7 @@ def _training(
     cost = hours * t.price[rows][:, None] * nodes[None, :]
     fits = plans.fits[cfg] & (rate > 0)
     some = np.any(fits, axis=1)  # rows no node count fits keep their single-node figures
-    rows, cfg, rate, overhead = rows[some], cfg[some], rate[some], overhead[some]
+    rows, cfg, rate, overhead, feed = rows[some], cfg[some], rate[some], overhead[some], feed[some]
     hours, cost, fits = hours[some], cost[some], fits[some]
     net = NetworkColumns(
         net.bytes_per_s[some], net.fabric[some], net.fast[some], net.placement[some]
@@ -264,7 +274,7 @@ def _training(
         return np.asarray(getattr(plans, name)[chosen], dtype=np.float64)
 
     cluster = _cluster_columns(t, rows, nodes[k], at, overhead[r, k], net, notes)
-    figures = _training_figures(at, scale, rate[r, k], fits[r, k])
+    figures = _training_figures(at, scale, rate[r, k], fits[r, k], feed[r, k])
     p2 = replace(_apply(p, rows, figures), cluster=cluster)
     c2 = replace(
         c, hours=_put(c.hours, rows, hours[r, k]), total_usd=_put(c.total_usd, rows, cost[r, k])
@@ -276,32 +286,39 @@ _COMPUTE = list(Bottleneck).index(Bottleneck.COMPUTE)
 
 
 def _training_figures(
-    at: Callable[[str], FloatArray], scale: float, rate: FloatArray, fits: BoolArray
+    at: Callable[[str], FloatArray],
+    scale: float,
+    rate: FloatArray,
+    fits: BoolArray,
+    feed: FloatArray,
 ) -> dict[str, object]:
-    """The prediction columns of the chosen cluster plans (per row)."""
-    step = at("step_s") * scale
+    """The prediction columns of the chosen cluster plans (per row); ``feed``: each node's
+    input-pipeline seconds per step."""
+    device = at("step_s") * scale
     comm = (at("comm_s") + at("bubble_s")) * scale
     zeros = np.zeros(len(rate))
+    device_bound = np.where(comm > device - comm, _LINK, _COMPUTE)
     return {
         "throughput": rate,
-        "device_throughput": rate,
-        "step_s": step,
-        "device_s": step,
-        "compute_s": step - comm,
+        "device_throughput": at("samples_per_s") / scale,
+        "step_s": np.maximum(device, feed),
+        "device_s": device,
+        "compute_s": device - comm,
         "memory_s": zeros,
         "interconnect_s": comm,
-        "input_s": zeros,
+        "input_s": feed,
         "host_transfer_s": zeros,
         "utilization": at("efficiency"),
         "scaling_efficiency": at("efficiency"),
         "need_bytes": at("need_bytes"),
         "shards": at("tp") * at("pp"),
         "fits": fits,
-        "bottleneck": np.where(comm > step - comm, _LINK, _COMPUTE),
+        "bottleneck": np.where(feed >= device, _INPUT, device_bound),
     }
 
 
 _LINK = list(Bottleneck).index(Bottleneck.INTERCONNECT)
+_INPUT = list(Bottleneck).index(Bottleneck.INPUT_PIPELINE)
 
 
 def _put(column: A, rows: IntArray, values: object) -> A:

@@ -13,7 +13,14 @@ from recommender.scoring.predict import Predictions
 from recommender.scoring.results import Plan
 from recommender.workload import Workload
 
-__all__ = ["cluster_limits", "cluster_plan", "cluster_why", "deadline_advice", "nodes_of"]
+__all__ = [
+    "budget_advice",
+    "cluster_limits",
+    "cluster_plan",
+    "cluster_why",
+    "deadline_advice",
+    "nodes_of",
+]
 
 CHECKPOINTING_NAMES = ("none", "selective", "full")
 FABRIC_LABELS = {
@@ -148,4 +155,24 @@ def deadline_advice(
         f"No plan meets the {deadline:g} h deadline: the fastest found is {where} "
         f"({int(t.gpus[row]) * n} GPUs) at {float(hours[row]):,.1f} h for "
         f"${float(c.total_usd[row]):,.0f}{more}; allow more time or more nodes."
+    )
+
+
+def budget_advice(
+    w: Workload, t: OffersTable, p: Predictions, c: Costs, picked: bool
+) -> str | None:
+    """When no training plan fits ``targets.budget_usd``: the cheapest found and its cost."""
+    budget = w.targets.budget_usd
+    if picked or not w.training_job or budget is None:
+        return None
+    cost = np.where(p.fits & np.isfinite(c.total_usd), c.total_usd, np.inf)
+    if len(cost) == 0 or not np.isfinite(cost.min()) or float(cost.min()) <= budget:
+        return None
+    row = int(np.argmin(cost))
+    n = nodes_of(p.cluster, row)
+    name = t.instance_names[int(t.instance[row])]
+    where = f"{n} x {name}" if n > 1 else name
+    return (
+        f"No plan fits the ${budget:,.0f} budget: the cheapest found is {where} at "
+        f"${float(cost[row]):,.0f} ({float(c.hours[row]):,.1f} h)."
     )

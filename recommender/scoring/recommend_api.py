@@ -9,7 +9,7 @@ from recommender.catalog.offers import OffersTable
 from recommender.profile import Profile
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.classes import search_mask, workload_class
-from recommender.scoring.cluster_pick import deadline_advice
+from recommender.scoring.cluster_pick import budget_advice, deadline_advice
 from recommender.scoring.clusters import extend_to_clusters
 from recommender.scoring.constraint_check import check_constraints, constraint_exclusions
 from recommender.scoring.cost import Costs, costs_of
@@ -97,7 +97,7 @@ def recommend(
         **r.excluded,
     }
     advice = general_advice(ctx, sub, p, r, picks, excluded, profile)
-    late = deadline_advice(w, sub, p, c, bool(picks))
+    late = deadline_advice(w, sub, p, c, bool(picks)) or budget_advice(w, sub, p, c, bool(picks))
     notes = list(p.cluster.notes) if p.cluster is not None else []
     advice = [*advice[:1], *([late] if late else []), *notes, *advice[1:]]
     return Recommendation(

@@ -203,3 +203,26 @@ def test_the_catalog_says_each_familys_network(catalog: Catalog) -> None:
     for cloud in catalog.clouds.values():
         for fam in cloud.families:
             assert fam.network is not None and fam.network.source.url, fam.name
+
+
+def test_under_a_budget_the_fastest_cluster_within_it(catalog: Catalog) -> None:
+    def run(budget: float) -> Any:
+        spec = {
+            "name": "405b",
+            "kind": "training",
+            "model": {"name": "llama-3.1-405b", "sequence_length": SEQUENCE},
+            "precision": "bf16",
+            "batch_size": 1,
+            "training": {"global_batch": 1024, "offload": "none"},  # fits no single instance
+            "data": {"samples": 1e11 / SEQUENCE, "epochs": 1},
+            "constraints": {"clouds": ["aws"], "accelerators": ["H100-SXM5-80GB"]},
+            "targets": {"budget_usd": budget},
+        }
+        return recommend(Workload.model_validate(spec), catalog=catalog, objective="fastest")
+
+    loose, tight = run(1e7).picks[0], run(1.23e6).picks[0]
+    assert tight.cost.total_usd is not None and tight.cost.total_usd <= 1.23e6
+    assert tight.nodes < loose.nodes  # fewer nodes scale better: cheaper, slower
+    none = run(1e5)
+    assert not none.picks
+    assert any(a.startswith("No plan fits the $100,000 budget: the cheapest") for a in none.advice)

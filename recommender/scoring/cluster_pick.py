@@ -106,7 +106,7 @@ def cluster_why(w: Workload, cl: Cluster, row: int, instance: str, gpus: int) ->
     if w.training_job:
         out.append(
             f"predicted scaling efficiency {float(cl.efficiency[row]):.0%} over {fabric} "
-            f"({float(cl.gbps[row]):,.0f} Gbps per node) inside NVLink/PCIe nodes; "
+            f"between nodes ({float(cl.gbps[row]):,.0f} Gbps per node); "
             f"checkpoints and restarts add {float(cl.overhead[row]):.1%} to the run"
         )
     else:

@@ -194,7 +194,9 @@ def build_pick(
     why = _why(ctx, row, t, p, c, r, objective, plan)
     if p.cluster is not None and nodes > 1:
         plan = cluster_plan(w, p.cluster, row, plan)
-        single = ("predicted ", "fits: ", f"{o.gpus}-GPU scaling")
+        single = ("predicted ", "fits: ", f"{o.gpus}-GPU scaling", f"{int(c.replicas[row])} inst")
+        if c.replicas[row] > 1:
+            why.append(f"{int(c.replicas[row])} deployments of {nodes} nodes reach the target rate")
         why = [why[0], *cluster_why(w, p.cluster, row, o.instance_type, o.gpus)] + [
             line for line in why[1:] if not line.startswith(single)
         ]

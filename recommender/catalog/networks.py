@@ -71,6 +71,10 @@ def _pcie(gen: int, note: str | None = None) -> IntraNode:
 
 
 _V100_MESH = IntraNode(kind="nvlink", generation=2, note="NVLink 2 hybrid cube mesh")
+_RECALLED = (
+    f"per-size EFA Gbps recalled from the network specifications (verify); EFA: {_AWS_EFA}; "
+    f"cluster placement groups: {_AWS_PLACEMENT}"
+)
 
 _AWS: dict[str, Network] = {
     "p6-b300": _aws(_nvswitch(5), "efa", 6400.0),
@@ -88,14 +92,25 @@ _AWS: dict[str, Network] = {
         400.0,
         {"g6e.12xlarge": 100.0, "g6e.24xlarge": 200.0, "g6e.48xlarge": 400.0},
         25.0,
+        note=_RECALLED,
     ),
     "g6": _aws(
-        _pcie(4), "efa", 100.0, {"g6.12xlarge": 40.0, "g6.24xlarge": 50.0, "g6.48xlarge": 100.0}
+        _pcie(4),
+        "efa",
+        100.0,
+        {"g6.12xlarge": 40.0, "g6.24xlarge": 50.0, "g6.48xlarge": 100.0},
+        note=_RECALLED,
     ),
     "g5": _aws(
-        _pcie(4), "efa", 100.0, {"g5.12xlarge": 40.0, "g5.24xlarge": 50.0, "g5.48xlarge": 100.0}
+        _pcie(4),
+        "efa",
+        100.0,
+        {"g5.12xlarge": 40.0, "g5.24xlarge": 50.0, "g5.48xlarge": 100.0},
+        note=_RECALLED,
     ),
-    "g4dn": _aws(_pcie(3), "efa", 100.0, {"g4dn.12xlarge": 50.0, "g4dn.metal": 100.0}, 25.0),
+    "g4dn": _aws(
+        _pcie(3), "efa", 100.0, {"g4dn.12xlarge": 50.0, "g4dn.metal": 100.0}, 25.0, _RECALLED
+    ),
     "g4ad": _aws(_pcie(4), "ethernet", 25.0),
     "g5g": _aws(_pcie(4), "ethernet", 25.0),
     "g6f": _aws(_pcie(4), "ethernet", 25.0),
@@ -179,7 +194,9 @@ def _azure(intra: IntraNode, kind: str, gbps: float, page: str, what: str) -> Ne
         source=_src(
             f"Azure {what} size series" + (": InfiniBand per VM" if ib else ": no InfiniBand"),
             _AZ + page,
-            f"InfiniBand VMs in one scale set share a fabric: {_AZ_IB}" if ib else None,
+            f"InfiniBand VMs in one scale set share a fabric: {_AZ_IB}"
+            if ib
+            else "Ethernet Gbps recalled from the size page (verify)",
         ),
     )
 

@@ -32,6 +32,7 @@ __all__ = ["as_profile", "as_workload", "predict", "recommend"]
 OBJECTIVES: tuple[str, ...] = get_args(Objective)
 MAX_TOP = 50  # the CLI's --top bound and the API's; more picks are not a recommendation
 MAX_GPUS = 64  # the CLI's --gpus bound: no catalog instance has more
+MAX_NODES = 4096  # constraints.max_nodes' bound
 
 
 M = TypeVar("M", Workload, Profile)
@@ -130,6 +131,7 @@ def predict(
     accelerator: str,
     gpus: int = 1,
     *,
+    nodes: int = 1,
     catalog: Catalog | None = None,
     profile: Profile | Mapping[str, object] | None = None,
     calibration: Calibration | None = None,
@@ -147,6 +149,7 @@ def predict(
         as_workload(workload),
         accelerator,
         _count("gpus", gpus, MAX_GPUS),
+        nodes=_count("nodes", nodes, MAX_NODES),
         catalog=_catalog(catalog),
         profile=as_profile(profile),
         calibration=calibration,

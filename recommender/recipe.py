@@ -64,6 +64,11 @@ class TrainingRecipe(_Spec):
     global_batch: int | None = Field(default=None, ge=1, le=100_000_000)
     sharding: Sharding = "auto"
     tensor_parallel: ParallelDegree = "auto"
+    pipeline_parallel: ParallelDegree = Field(
+        default="auto",
+        description="Pipeline stages across nodes (multi-node plans only; one node runs "
+        "one stage per instance).",
+    )
     offload: Offload = "auto"
     lora: LoRA | None = None
 

@@ -51,6 +51,7 @@ MAX_BYTES_PER_SAMPLE = 1e12  # 1 TB: a whole-slide pathology image is ~10 GB
 MAX_DECODE_CPU_S_PER_SAMPLE = 3600.0
 MAX_READ_GBPS = 1e4  # 10 TB/s: beyond any parallel file system's aggregate
 MAX_LOADER_WORKERS = 4096
+MAX_NODES = 4096  # one job's instances (the largest published runs: ~2,000 nodes)
 MAX_GPUS = 1_000_000  # the largest announced clusters are ~100 k GPUs
 MAX_THROUGHPUT = 1e12  # samples/s
 MAX_PRICE_PER_HOUR_USD = 1e6
@@ -132,6 +133,21 @@ class Constraints(_Model):
         "what can be bought now without a reservation: on-demand, plus spot when spot is true.",
     )
     max_gpus: Annotated[int, Field(ge=1, le=MAX_GPUS)] | None = None
+    max_nodes: Annotated[int, Field(ge=1, le=MAX_NODES)] = Field(
+        default=64,
+        description="Most instances one job may span. A multi-node plan is made only where "
+        "one instance cannot hold the job or meet its deadline; 1 keeps every job on one.",
+    )
+    network: Literal["fast", "ethernet"] = Field(
+        default="fast",
+        description="Inter-node network a multi-node plan may use: fast (EFA, InfiniBand, "
+        "GPUDirect-TCPX/TCPXO/RDMA) or also plain Ethernet.",
+    )
+    multi_node_spot: bool = Field(
+        default=False,
+        description="Allow multi-node plans on spot capacity (any node reclaimed stops the "
+        "whole job); off by default.",
+    )
     min_gpus: Annotated[int, Field(ge=1, le=MAX_GPUS)] | None = None
     max_price_per_hour: Annotated[float, Field(gt=0, le=MAX_PRICE_PER_HOUR_USD)] | None = None
     min_vcpus: Positive | None = Field(

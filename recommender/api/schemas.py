@@ -78,6 +78,9 @@ class PredictionRequest(Workload):
 
     accelerator: str = Field(min_length=1, max_length=100)
     gpus: int = Field(default=1, ge=1, le=64)
+    nodes: int = Field(
+        default=1, ge=1, le=4096, description="Instances of gpus x accelerator (multi-node)."
+    )
     profile_id: uuid.UUID | None = Field(
         default=None, description="A stored probe profile to calibrate the prediction with."
     )

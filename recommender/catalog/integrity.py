@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from recommender.catalog.names import AcceleratorNames, normalize_name
+from recommender.catalog.network_checks import NETWORK_CHECKS
 from recommender.catalog.problems import Problem
 from recommender.catalog.schema import Accelerator, CloudCatalog, InstanceType
 from recommender.catalog.yamlfile import Document, format_path
@@ -376,3 +377,6 @@ def edge_devices_sane(catalog: Catalog) -> Iterator[Problem]:
                     f"{dev.int8_tops:g}",
                     check="power",
                 )
+
+
+CHECKS.extend(NETWORK_CHECKS)

@@ -25,6 +25,9 @@ __all__ = [
     "Framework",
     "HostLink",
     "InstanceType",
+    "InterNode",
+    "IntraNode",
+    "Network",
     "PeakTflops",
     "PowerMode",
     "Precision",
@@ -201,6 +204,51 @@ class Purchase(_Strict):
         return "on-demand"
 
 
+IntraNodeKind = Literal[
+    "nvswitch", "nvlink", "pcie", "infinity-fabric", "neuronlink", "ici", "roce"
+]
+InterNodeKind = Literal[
+    "efa", "gpudirect-tcpx", "gpudirect-tcpxo", "gpudirect-rdma", "infiniband", "ethernet"
+]
+
+
+class IntraNode(_Strict):
+    """How the accelerators of one instance talk to each other. The bandwidth stays the
+    accelerator's (``nvlink_gbs``, or its PCIe link): this says the topology."""
+
+    kind: IntraNodeKind
+    generation: Annotated[int, Field(ge=1, le=6)] | None = Field(
+        default=None, description="NVLink or PCIe generation."
+    )
+    note: str | None = None
+
+
+class InterNode(_Strict):
+    """The network between instances of the family for collectives (per instance).
+
+    ``sizes``: the instance types that have this fabric and their Gbps; empty means every
+    size has ``gbps``. Other sizes get plain Ethernet at ``ethernet_gbps``."""
+
+    kind: InterNodeKind
+    gbps: PositiveFloat = Field(description="Per instance, the largest size with the fabric.")
+    sizes: dict[str, PositiveFloat] = Field(default_factory=dict)
+    ethernet_gbps: PositiveFloat | None = Field(
+        default=None, description="What the sizes without the fabric get (Ethernet)."
+    )
+
+
+class Network(_Strict):
+    """A family's network: inside an instance, between instances, and placement."""
+
+    intra_node: IntraNode
+    inter_node: InterNode
+    cluster_placement: bool = Field(
+        description="The cloud can place instances close together (AWS cluster placement "
+        "groups, GCP compact placement, Azure InfiniBand scale sets)."
+    )
+    source: Source
+
+
 class Family(_Strict):
     name: str = Field(min_length=1)
     title: str | None = None
@@ -209,6 +257,9 @@ class Family(_Strict):
     )
     purchase: Purchase | None = Field(
         default=None, description="Purchase options, where not plain on-demand + spot."
+    )
+    network: Network | None = Field(
+        default=None, description="GPU links inside an instance and the network between them."
     )
     instances: list[InstanceType] = Field(min_length=1)
 

@@ -163,6 +163,11 @@ def _usd(value: float | None) -> str:
     return f"${value:,.2f}" if value < CENTS_BELOW_USD else f"${value:,.0f}"
 
 
+def _placement(p: Pick) -> str:
+    """The instance type, with the node count of a multi-node pick (``4 x p5.48xlarge``)."""
+    return f"{p.nodes} x {p.instance_type}" if p.nodes > 1 else p.instance_type
+
+
 def _pick_row(p: Pick, training: bool) -> tuple[object, ...]:
     time = (
         f"{p.predicted.total_hours:.2f}" if training else f"{p.predicted.p95_latency_ms or 0:.0f}"
@@ -172,7 +177,7 @@ def _pick_row(p: Pick, training: bool) -> tuple[object, ...]:
         p.rank,
         p.cloud,
         p.region or "-",
-        p.instance_type,
+        _placement(p),
         f"{p.gpus}x {p.accelerator}",
         p.pricing,
         f"{p.price_per_hour:.3f}",
@@ -207,7 +212,7 @@ def _print_recommendation(
     for p in r.picks[:3]:
         same = [a.instance_type for a in p.alternatives if a.relation == "same-choice"]
         why = [*p.why, *([f"the same choice as {', '.join(map(str, same))}"] if same else [])]
-        out.print(f"[bold]#{p.rank} {p.instance_type}[/]: " + "; ".join(why), highlight=False)
+        out.print(f"[bold]#{p.rank} {_placement(p)}[/]: " + "; ".join(why), highlight=False)
     if r.excluded:
         out.print(
             "Ruled out: " + ", ".join(f"{n} {k}" for k, n in r.excluded.items()), highlight=False
@@ -228,6 +233,9 @@ def predict_command(
     workload: WorkloadArg,
     accelerator: Annotated[str, typer.Option("--accelerator", "-a", help="Any spelling.")],
     gpus: Annotated[int, typer.Option(min=1, max=64, help="GPUs in the instance.")] = 1,
+    nodes: Annotated[
+        int, typer.Option(min=1, max=4096, help="Instances (a multi-node plan when > 1).")
+    ] = 1,
     profile: ProfileOption = None,
     fmt: FormatOption = Format.table,
     catalog_dir: CatalogDirOption = None,
@@ -239,7 +247,9 @@ def predict_command(
     w, lines = _workload(workload)
     catalog = load_catalog_or_exit(catalog_dir)
     try:
-        result = predict(w, accelerator, gpus, catalog=catalog, profile=_profile(profile))
+        result = predict(
+            w, accelerator, gpus, nodes=nodes, catalog=catalog, profile=_profile(profile)
+        )
     except RecommenderError as exc:
         _refused(workload, lines, exc)
     _show(result, fmt, _print_prediction)
@@ -263,9 +273,12 @@ def _print_prediction(p: Prediction) -> None:
     ]
     if p.tokens_per_s is not None:
         rows.insert(1, ("tokens/s", f"{p.tokens_per_s:.4g}"))
-    if p.gpus > 1:
+    if p.gpus > 1 or p.nodes > 1:
         rows.append(("scaling efficiency", f"{p.scaling_efficiency:.0%}"))
-    out.print(table(f"{p.gpus} x {p.accelerator}", ["", ""], rows))
+    title = f"{p.gpus} x {p.accelerator}"
+    if p.nodes > 1:
+        title = f"{p.nodes} nodes x {title}"
+    out.print(table(title, ["", ""], rows))
     for remedy in p.memory.remedies:
         out.print(f"[yellow]to fit:[/] {remedy}", highlight=False)
     for note in p.notes:

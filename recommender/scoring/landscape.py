@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from recommender.catalog.offers import OffersTable
+from recommender.scoring.cluster_pick import nodes_of
 from recommender.scoring.predict import BOTTLENECKS, Predictions
 from recommender.scoring.rank import Ranking, pareto_front
 from recommender.scoring.results import Landscape, OfferPoint
@@ -77,6 +78,7 @@ def _point(
         instance_type=o.instance_type,
         accelerator=o.accelerator,
         gpus=o.gpus,
+        nodes=nodes_of(p.cluster, row),
         pricing=o.pricing,
         price_per_hour=o.price_per_hour,
         cost_usd=_significant(float(r.cost[row])),

@@ -8,6 +8,7 @@ import numpy as np
 
 from recommender.catalog.offers import OffersTable
 from recommender.profile import Profile
+from recommender.scoring.cluster_pick import cluster_limits, cluster_plan, cluster_why, nodes_of
 from recommender.scoring.cost import Costs
 from recommender.scoring.describe import describe_plan, remedies
 from recommender.scoring.engine import Context
@@ -189,6 +190,17 @@ def build_pick(
         )
     latency = float(r.time[row]) * 1e3 if w.kind != "training" else None
     plan = describe_plan(w, p, row, t.accelerators[int(t.acc[row])])
+    nodes = nodes_of(p.cluster, row)
+    why = _why(ctx, row, t, p, c, r, objective, plan)
+    if p.cluster is not None and nodes > 1:
+        plan = cluster_plan(w, p.cluster, row, plan)
+        single = ("predicted ", "fits: ", f"{o.gpus}-GPU scaling", f"{int(c.replicas[row])} inst")
+        if c.replicas[row] > 1:
+            why.append(f"{int(c.replicas[row])} deployments of {nodes} nodes reach the target rate")
+        why = [why[0], *cluster_why(w, p.cluster, row, o.instance_type, o.gpus)] + [
+            line for line in why[1:] if not line.startswith(single)
+        ]
+        limits += cluster_limits(w, p.cluster, row, o.pricing == "spot")
     return Pick(
         rank=rank_no,
         cloud=o.cloud,
@@ -196,6 +208,8 @@ def build_pick(
         instance_type=o.instance_type,
         accelerator=o.accelerator,
         gpus=o.gpus,
+        nodes=nodes,
+        total_gpus=o.gpus * nodes,
         pricing=o.pricing,
         price_per_hour=o.price_per_hour,
         purchase=o.purchase,
@@ -212,13 +226,13 @@ def build_pick(
         ),
         cost=Cost(
             total_usd=_f(float(c.total_usd[row])),
-            per_hour_usd=round(o.price_per_hour * float(c.replicas[row]), 6),
+            per_hour_usd=round(o.price_per_hour * nodes * float(c.replicas[row]), 6),
             replicas=int(c.replicas[row]),
             monthly_usd=_f(float(c.monthly_usd[row])),
             per_million_usd=_f(float(c.per_million_usd[row])),
             per_million_unit=c.per_million_unit,
         ),
-        why=_why(ctx, row, t, p, c, r, objective, plan),
+        why=why,
         limits=limits,
         alternatives=_alternatives(row, t, c, r),
         pareto_optimal=row in r.pareto,

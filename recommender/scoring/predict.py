@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,9 @@ from recommender.scoring.plan import Hardware, Plans, plan_batched
 from recommender.scoring.serving import Serving, plan_serving
 from recommender.scoring.shape import BYTES_PER_ELEMENT, Shape
 from recommender.workload import Workload
+
+if TYPE_CHECKING:
+    from recommender.scoring.clusters import Cluster
 
 __all__ = ["BOTTLENECKS", "Bottleneck", "Predictions", "Rows", "predict_rows"]
 
@@ -87,6 +91,7 @@ class Predictions:
     config: IntArray  # index of the row's configuration in ``plans`` / ``serving``
     plans: Plans | None
     serving: Serving | None
+    cluster: Cluster | None = None  # multi-node layouts per row (recommend, predict --nodes)
 
 
 def _factorize(keys: IntArray) -> tuple[IntArray, IntArray]:

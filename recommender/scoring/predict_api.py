@@ -24,6 +24,7 @@ def predict(
     accelerator: str,
     gpus: int = 1,
     *,
+    nodes: int = 1,
     catalog: Catalog | None = None,
     profile: Profile | None = None,
     calibration: Calibration | None = None,
@@ -35,9 +36,15 @@ def predict(
     """
     if gpus < 1:
         raise ValueError(f"gpus must be >= 1 (got {gpus})")
+    if nodes < 1:
+        raise ValueError(f"nodes must be >= 1 (got {nodes})")
     ctx = context(workload, catalog, profile, calibration)
     acc = ctx.catalog.accelerator(accelerator)
     index = ctx.catalog.accelerators.index(acc)
+    if nodes > 1:
+        from recommender.scoring.predict_nodes import predict_on_nodes
+
+        return predict_on_nodes(ctx, acc, index, gpus, nodes)
     vcpus, disk, host = typical_host(ctx.catalog.offers, index, gpus)
     rows = Rows(
         acc=np.array([index], dtype=np.int32),

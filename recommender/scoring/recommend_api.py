@@ -9,6 +9,8 @@ from recommender.catalog.offers import OffersTable
 from recommender.profile import Profile
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.classes import search_mask, workload_class
+from recommender.scoring.cluster_pick import budget_advice, deadline_advice
+from recommender.scoring.clusters import extend_to_clusters
 from recommender.scoring.constraint_check import check_constraints, constraint_exclusions
 from recommender.scoring.cost import Costs, costs_of
 from recommender.scoring.edge import recommend_edge
@@ -52,7 +54,9 @@ def _constraint_mask(ctx: Context, t: OffersTable, fit: np.ndarray) -> np.ndarra
 
 def _score_offers(ctx: Context, t: OffersTable) -> tuple[Predictions, Costs]:
     p = ctx.predict(offer_rows(t))
-    return p, costs_of(ctx.workload, p, t.price, t.spot)
+    c = costs_of(ctx.workload, p, t.price, t.spot)
+    p, c, _ = extend_to_clusters(ctx, t, p, c)  # offers one instance cannot serve
+    return p, c
 
 
 def recommend(
@@ -92,12 +96,16 @@ def recommend(
         **excluded_by_fit(considered, runs, host),
         **r.excluded,
     }
+    advice = general_advice(ctx, sub, p, r, picks, excluded, profile)
+    late = deadline_advice(w, sub, p, c, bool(picks)) or budget_advice(w, sub, p, c, bool(picks))
+    notes = list(p.cluster.notes) if p.cluster is not None else []
+    advice = [*advice[:1], *([late] if late else []), *notes, *advice[1:]]
     return Recommendation(
         workload=w.name,
         workload_class=cls,
         objective=objective,
         picks=picks,
-        advice=general_advice(ctx, sub, p, r, picks, excluded, profile),
+        advice=advice,
         offers_considered=len(table),
         offers_feasible=int(np.count_nonzero(r.feasible)),
         pareto=[pk.rank for pk in picks if pk.pareto_optimal],

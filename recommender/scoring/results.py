@@ -70,8 +70,12 @@ class Plan(_Out):
 
     data_parallel: int = Field(description="Model copies (data-parallel ranks) per instance.")
     tensor_parallel: int = 1
-    pipeline_parallel: int = 1
-    sharding: Literal["none", "zero1", "zero2", "zero3"] | None = None
+    pipeline_parallel: int = Field(default=1, description="Pipeline stages (across nodes).")
+    expert_parallel: int = Field(default=1, description="Ranks the MoE experts are split over.")
+    sharding: Literal["none", "zero1", "zero2", "zero3", "hybrid"] | None = Field(
+        default=None,
+        description="ZeRO stage, or hybrid: ZeRO-3 / FSDP inside each node, replicas across.",
+    )
     checkpointing: Literal["none", "selective", "full"] | None = None
     attention: Literal["flash", "sdpa", "eager"] | None = None
     micro_batch: int | None = None
@@ -98,6 +102,8 @@ class Prediction(_Out):
 
     accelerator: str
     gpus: int
+    nodes: int = Field(default=1, description="Instances (predict --nodes).")
+    total_gpus: int | None = Field(default=None, description="gpus x nodes.")
     throughput: float = Field(description="Samples (training) or requests (inference) per s.")
     step_time_s: float
     bottleneck: Bottleneck
@@ -159,6 +165,8 @@ class Pick(_Out):
     instance_type: str
     accelerator: str
     gpus: int
+    nodes: int = Field(default=1, description="Instances the placement spans (multi-node).")
+    total_gpus: int | None = Field(default=None, description="gpus x nodes.")
     pricing: Literal["on-demand", "spot", "purchase"]
     price_per_hour: float
     purchase: Literal["on-demand", "spot", "reservation", "unit"] = Field(
@@ -188,6 +196,7 @@ class OfferPoint(_Out):
     instance_type: str
     accelerator: str
     gpus: int
+    nodes: int = Field(default=1, description="Instances of a multi-node placement.")
     pricing: str
     price_per_hour: float
     cost_usd: float = Field(description="The ranking's cost (see Landscape.cost_label).")

@@ -183,7 +183,7 @@ def test_a_picks_nodes_field_becomes_num_nodes(catalog: Catalog) -> None:
 
     rec = recommend(load_workload(WORKLOAD), catalog=catalog, objective="balanced", top=3)
     assert rec.picks
-    picks = [NodesPick(**p.model_dump(), nodes=2) for p in rec.picks]
+    picks = [NodesPick(**{**p.model_dump(), "nodes": 2}) for p in rec.picks]
     found, _ = candidates(rec.model_copy(update={"picks": picks}), catalog, 1)
     assert found and found[0].nodes == 2
 

@@ -94,7 +94,14 @@ def test_full_checkpointing_costs_a_third_more_compute(catalog: Catalog) -> None
 
 
 def test_a_model_that_fits_nowhere_is_infeasible_with_a_remedy(catalog: Catalog) -> None:
-    w = _train({"name": "llama-3.1-405b", "sequence_length": 4096}, 1, training={"offload": "none"})
+    # One instance at most (multi-node plans would place it on a cluster: tests/scoring/
+    # test_multinode.py).
+    w = _train(
+        {"name": "llama-3.1-405b", "sequence_length": 4096},
+        1,
+        training={"offload": "none"},
+        constraints={"max_nodes": 1},
+    )
     r = recommend(w, catalog=catalog)
     assert not r.picks
     assert any("ZeRO-3 / FSDP" in a for a in r.advice)

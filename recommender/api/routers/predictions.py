@@ -48,6 +48,7 @@ async def create_prediction(
             workload,
             body.accelerator,
             body.gpus,
+            nodes=body.nodes,
             catalog=catalog,
             profile=profile,
         )

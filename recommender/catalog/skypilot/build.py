@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from recommender.catalog.families import FamilySpec, classify, not_imported
 from recommender.catalog.names import AcceleratorNames
+from recommender.catalog.networks import network_of
 from recommender.catalog.schema import Family, InstanceType
 from recommender.catalog.skypilot.parse import VmRow
 from recommender.catalog.skypilot.regions import collapse_regions, most_common
@@ -247,6 +248,7 @@ def build_families(
             title=specs[family].title,
             price_model=specs[family].price_model,
             purchase=specs[family].purchase,
+            network=network_of(cloud, family),
             instances=sorted(members[family], key=lambda i: (natural_key(i.name), i.gpus)),
         )
         for family in sorted(members)

@@ -346,16 +346,18 @@ def test_fields_the_page_does_not_know_are_shown_as_they_come(
     body = created.json()
     assert body["picks"]
     body["picks"][0]["plan"] = {"recipe": "fsdp", "nodes": 2}
-    body["picks"][0]["nodes"] = 2
+    body["picks"][0]["future_field"] = 2  # picks know `nodes` now (multi-node plans)
+    body["picks"][0]["nodes"] = 4
     body["future_summary"] = "drawn generically"
     page.route(
         f"**/v1/recommendations/{body['id']}",
         lambda route: route.fulfill(json=body, status=200),
     )
     _open(page, f"{served.url}/r/{body['id']}")
-    _shown_picks(page)
+    rows = _shown_picks(page)
+    assert f"4 × {body['picks'][0]['instance_type']}" in rows[0]  # a multi-node placement
     extra = page.locator("#picks tr.why").first.locator("dl.extra").first
-    assert extra.locator(":scope > dt").all_inner_texts() == ["plan", "nodes"]
+    assert extra.locator(":scope > dt").all_inner_texts() == ["plan", "future_field"]
     nested = extra.locator(":scope > dd").first.locator("dl.extra")
     assert nested.locator("dt").all_inner_texts() == ["recipe", "nodes"]
     assert nested.locator("dd").all_inner_texts() == ["fsdp", "2"]

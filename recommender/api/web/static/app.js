@@ -9,7 +9,7 @@
   // Pick keys the table and explanation already show; any other key is rendered generically.
   const KNOWN_PICK_KEYS = new Set(["rank", "cloud", "region", "instance_type", "accelerator",
     "gpus", "pricing", "purchase", "price_per_hour", "predicted", "cost", "why", "limits", "alternatives",
-    "pareto_optimal", "memory"]);
+    "pareto_optimal", "memory", "nodes", "total_gpus"]);
   const KNOWN_RESULT_KEYS = new Set(["workload", "workload_class", "objective", "picks",
     "advice", "offers_considered", "offers_feasible", "pareto", "excluded", "landscape", "id",
     "created_at", "profile_id", "request"]);
@@ -152,7 +152,7 @@
     ["#", (p) => String(p.rank), "num"],
     ["Cloud", (p) => p.cloud, "tight"],
     ["Region", (p) => p.region || "–"],
-    ["Instance", (p) => p.instance_type, "break"],
+    ["Instance", (p) => (p.nodes > 1 ? `${p.nodes} × ${p.instance_type}` : p.instance_type), "break"],
     ["GPUs", (p) => `${p.gpus} × ${p.accelerator}`],
     ["Pricing", (p) => (p.purchase && p.purchase !== p.pricing ? `${p.pricing} (${p.purchase})` : p.pricing)],
     ["Price/h", (p) => RecChart.money(p.price_per_hour), "num"],

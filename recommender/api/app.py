@@ -34,6 +34,7 @@ from recommender.api.http_basics import (
 from recommender.api.keys_in_query import KeysInQueryMiddleware
 from recommender.api.limits import BodyLimitMiddleware
 from recommender.api.metrics import Metrics, MetricsMiddleware
+from recommender.api.offload import install_cpu_lock
 from recommender.api.problems import (
     PROBLEM_MEDIA_TYPE,
     ProblemError,
@@ -259,6 +260,7 @@ def create_app(settings: Settings) -> FastAPI:
         redoc_url=None,
     )
     app.state.services = services
+    install_cpu_lock(app)
     install_docs(app)
     install_problem_handlers(app)
     app.add_exception_handler(OperationalError, _database_unavailable)

@@ -13,6 +13,7 @@ from recommender.api.deps import CATALOG_VERSION_HEADER, CatalogDep, OptionalKey
 from recommender.api.errors import not_found, unknown_accelerator, unusable_request
 from recommender.api.idempotency import IdempotencyKeyHeader, idempotent
 from recommender.api.inputs import accelerator_field, load_profile
+from recommender.api.offload import cpu_bound
 from recommender.api.problems import problem_responses
 from recommender.api.schemas import RecommendationRequest, StoredRecommendation
 from recommender.catalog import UnknownAcceleratorError
@@ -65,15 +66,16 @@ def create_recommendation(
     profile = load_profile(services, body.profile_id)
     workload = body.workload()
     try:
-        rec = recommend(
-            workload,
-            catalog=catalog,
-            objective=body.objective,
-            top=body.top,
-            profile=profile,
-            landscape=body.landscape,
-        )
-        result = rec.model_dump(mode="json")
+        with cpu_bound(request):
+            rec = recommend(
+                workload,
+                catalog=catalog,
+                objective=body.objective,
+                top=body.top,
+                profile=profile,
+                landscape=body.landscape,
+            )
+            result = rec.model_dump(mode="json")
         result["catalog_version"] = response.headers.get(CATALOG_VERSION_HEADER)
     except UnknownAcceleratorError as exc:
         raise unknown_accelerator(exc, field=accelerator_field(workload, exc.name)) from exc

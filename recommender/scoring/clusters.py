@@ -20,13 +20,20 @@ Training hours on N nodes carry checkpoint and restart overheads that grow with 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from recommender.catalog.offers import OffersTable
+from recommender.scoring.cluster_layout import (
+    Cluster,
+    cluster_configs,
+    empty_cluster,
+    node_counts,
+    put,
+)
 from recommender.scoring.cluster_network import (
     FABRIC_EFFICIENCY,
     FABRICS,
@@ -35,7 +42,8 @@ from recommender.scoring.cluster_network import (
 )
 from recommender.scoring.cost import Costs
 from recommender.scoring.engine import Context
-from recommender.scoring.multinode import ClusterHardware, plan_clusters
+from recommender.scoring.multinode import plan_clusters
+from recommender.scoring.multinode_serving import serve_on_clusters
 from recommender.scoring.pipeline import OBJECT_STORE_BPS, input_seconds
 from recommender.scoring.predict import Bottleneck, Predictions
 from recommender.scoring.shape import BYTES_PER_ELEMENT
@@ -62,44 +70,6 @@ FAILURES_PER_NODE_HOUR = 419.0 / (54.0 * 24.0) / (16_384 / 8)
 SPOT_RECLAIMS_PER_NODE_HOUR = 0.20 / 730.0
 # Each node writes its shard of the checkpoint to object storage (pipeline.py's figure).
 CHECKPOINT_BYTES_PER_S_PER_NODE = OBJECT_STORE_BPS
-SIGNIFICANT_BITS = 3
-SMALL_COUNTS = 8
-
-
-@dataclass(frozen=True)
-class Cluster:
-    """Per offer row: its node count and multi-node layout (1 / zeros where single)."""
-
-    multi: BoolArray
-    nodes: FloatArray
-    tp: FloatArray
-    pp: FloatArray
-    dp: FloatArray
-    sharding: FloatArray
-    ckpt: FloatArray
-    ep: FloatArray
-    micro_batch: FloatArray
-    micro_batches: FloatArray
-    efficiency: FloatArray
-    state_bytes: FloatArray  # per GPU
-    activation_bytes: FloatArray  # per GPU
-    overhead: FloatArray  # checkpoint + restart share of the compute hours
-    fabric: IntArray
-    gbps: FloatArray
-    notes: tuple[str, ...] = ()
-
-
-def node_counts(max_nodes: int) -> FloatArray:
-    """2 .. ``max_nodes``: every count to 8, then those with three significant bits."""
-    counts = [
-        n
-        for n in range(2, max_nodes + 1)
-        if n <= SMALL_COUNTS
-        or (n >> (n.bit_length() - SIGNIFICANT_BITS)) << (n.bit_length() - SIGNIFICANT_BITS) == n
-    ]
-    if max_nodes >= 2 and max_nodes not in counts:
-        counts.append(max_nodes)
-    return np.asarray(counts, dtype=np.float64)
 
 
 def resilience_overhead(
@@ -165,19 +135,6 @@ def _element_bytes(ctx: Context) -> float:
     return BYTES_PER_ELEMENT[p] if p not in ("fp8", "int8") else 2.0
 
 
-def _configs(
-    t: OffersTable, rows: IntArray, net: NetworkColumns
-) -> tuple[ClusterHardware, IntArray]:
-    keys = np.stack(
-        [t.acc[rows].astype(np.float64), t.gpus[rows].astype(np.float64), net.bytes_per_s]
-    )
-    unique, inverse = np.unique(keys, axis=1, return_inverse=True)
-    hw = ClusterHardware(
-        acc=unique[0].astype(np.int32), gpus=unique[1], network_bytes_per_s=unique[2]
-    )
-    return hw, inverse.reshape(-1).astype(np.int64)
-
-
 def _choose_nodes(ctx: Context, fits: BoolArray, hours: FloatArray, cost: FloatArray) -> IntArray:
     """Per row, the index of the node count kept (see the module's docstring)."""
     t = ctx.workload.targets
@@ -203,25 +160,11 @@ def extend_to_clusters(
     """``p`` and ``c`` with the offers that need several nodes planned as clusters."""
     rows, net, notes = _candidates(ctx, t, p, c)
     if net is None or len(rows) == 0:
-        cluster = _empty(t, notes) if notes else None
+        cluster = empty_cluster(t, notes) if notes else None
         return replace(p, cluster=cluster), c, cluster
     if ctx.workload.training_job:
         return _training(ctx, t, p, c, rows, net, notes)
-    from recommender.scoring.multinode_serving import serve_on_clusters
-
     return serve_on_clusters(ctx, t, p, c, rows, net, notes)
-
-
-def _empty(t: OffersTable, notes: list[str]) -> Cluster:
-    n = len(t)
-    ones, zeros = np.ones(n), np.zeros(n)
-    return Cluster(
-        multi=np.zeros(n, dtype=bool), nodes=ones, tp=ones, pp=ones, dp=ones,
-        sharding=zeros, ckpt=zeros, ep=ones, micro_batch=ones, micro_batches=ones,
-        efficiency=ones, state_bytes=zeros, activation_bytes=zeros, overhead=zeros,
-        fabric=np.zeros(n, dtype=np.int64), gbps=zeros,
-        notes=tuple(notes),
-    )  # fmt: skip
 
 
 def _training(
@@ -234,7 +177,7 @@ def _training(
     notes: list[str],
 ) -> tuple[Predictions, Costs, Cluster]:
     w = ctx.workload
-    hw, cfg = _configs(t, rows, net)
+    hw, cfg = cluster_configs(t, rows, net)
     nodes = node_counts(w.constraints.max_nodes)
     plans = plan_clusters(
         w, ctx.shape, ctx.state, ctx.caps, hw, nodes, ctx.calibration, _element_bytes(ctx)
@@ -277,7 +220,7 @@ def _training(
     figures = _training_figures(at, scale, rate[r, k], fits[r, k], feed[r, k])
     p2 = replace(_apply(p, rows, figures), cluster=cluster)
     c2 = replace(
-        c, hours=_put(c.hours, rows, hours[r, k]), total_usd=_put(c.total_usd, rows, cost[r, k])
+        c, hours=put(c.hours, rows, hours[r, k]), total_usd=put(c.total_usd, rows, cost[r, k])
     )
     return p2, c2, cluster
 
@@ -321,16 +264,9 @@ _LINK = list(Bottleneck).index(Bottleneck.INTERCONNECT)
 _INPUT = list(Bottleneck).index(Bottleneck.INPUT_PIPELINE)
 
 
-def _put(column: A, rows: IntArray, values: object) -> A:
-    """A copy of ``column`` with ``values`` at ``rows``."""
-    out = column.copy()
-    out[rows] = values
-    return out
-
-
 def _apply(p: Predictions, rows: IntArray, figures: Mapping[str, object]) -> Predictions:
     """``p`` with ``figures`` (field -> values for ``rows``) put on ``rows``."""
-    changes = {name: _put(getattr(p, name), rows, v) for name, v in figures.items()}
+    changes = {name: put(getattr(p, name), rows, v) for name, v in figures.items()}
     return replace(p, **changes)
 
 
@@ -343,7 +279,7 @@ def _cluster_columns(
     net: NetworkColumns,
     notes: list[str],
 ) -> Cluster:
-    base = _empty(t, notes)
+    base = empty_cluster(t, notes)
     line_gbps = (
         net.bytes_per_s
         * 8.0
@@ -351,21 +287,21 @@ def _cluster_columns(
         / np.asarray([FABRIC_EFFICIENCY[FABRICS[f]] for f in net.fabric])
     )
     return Cluster(
-        multi=_put(base.multi, rows, True),
-        nodes=_put(base.nodes, rows, n),
-        tp=_put(base.tp, rows, at("tp")),
-        pp=_put(base.pp, rows, at("pp")),
-        dp=_put(base.dp, rows, at("dp")),
-        ep=_put(base.ep, rows, at("ep")),
-        sharding=_put(base.sharding, rows, at("sharding")),
-        ckpt=_put(base.ckpt, rows, at("ckpt")),
-        micro_batch=_put(base.micro_batch, rows, at("micro_batch")),
-        micro_batches=_put(base.micro_batches, rows, at("micro_batches")),
-        efficiency=_put(base.efficiency, rows, at("efficiency")),
-        state_bytes=_put(base.state_bytes, rows, at("state_bytes")),
-        activation_bytes=_put(base.activation_bytes, rows, at("activation_bytes")),
-        overhead=_put(base.overhead, rows, overhead),
-        fabric=_put(base.fabric, rows, net.fabric),
-        gbps=_put(base.gbps, rows, line_gbps),
+        multi=put(base.multi, rows, True),
+        nodes=put(base.nodes, rows, n),
+        tp=put(base.tp, rows, at("tp")),
+        pp=put(base.pp, rows, at("pp")),
+        dp=put(base.dp, rows, at("dp")),
+        ep=put(base.ep, rows, at("ep")),
+        sharding=put(base.sharding, rows, at("sharding")),
+        ckpt=put(base.ckpt, rows, at("ckpt")),
+        micro_batch=put(base.micro_batch, rows, at("micro_batch")),
+        micro_batches=put(base.micro_batches, rows, at("micro_batches")),
+        efficiency=put(base.efficiency, rows, at("efficiency")),
+        state_bytes=put(base.state_bytes, rows, at("state_bytes")),
+        activation_bytes=put(base.activation_bytes, rows, at("activation_bytes")),
+        overhead=put(base.overhead, rows, overhead),
+        fabric=put(base.fabric, rows, net.fabric),
+        gbps=put(base.gbps, rows, line_gbps),
         notes=tuple(notes),
     )

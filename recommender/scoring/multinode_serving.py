@@ -21,6 +21,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from recommender.scoring.cluster_layout import (
+    Cluster,
+    cluster_configs,
+    empty_cluster,
+    node_counts,
+    put,
+)
 from recommender.scoring.cost import HOURS_PER_MONTH, Costs
 from recommender.scoring.memory import GIB, RUNTIME_OVERHEAD_BYTES
 from recommender.scoring.multinode import P2P_LATENCY_S
@@ -42,7 +49,7 @@ from recommender.scoring.shape import BYTES_PER_ELEMENT
 if TYPE_CHECKING:
     from recommender.catalog.offers import OffersTable
     from recommender.catalog.schema import Accelerator
-    from recommender.scoring.clusters import Cluster, NetworkColumns
+    from recommender.scoring.cluster_network import NetworkColumns
     from recommender.scoring.engine import Context
     from recommender.scoring.results import Prediction
 
@@ -149,10 +156,9 @@ def serve_on_clusters(
 ) -> tuple[Predictions, Costs, Cluster]:
     """``p`` and ``c`` with ``rows`` (models one instance cannot hold) served across nodes;
     each row keeps the node count with the cheapest fleet (or cost per million tokens)."""
-    from recommender.scoring.clusters import _configs, _empty, _put, node_counts
 
     w = ctx.workload
-    hw_c, cfg = _configs(t, rows, net)
+    hw_c, cfg = cluster_configs(t, rows, net)
     hw = Hardware(acc=hw_c.acc, gpus=hw_c.gpus)
     nodes = node_counts(w.constraints.max_nodes)
     at = _best(_deployments(ctx, hw, nodes))
@@ -177,21 +183,21 @@ def serve_on_clusters(
         "shards": hw.gpus[cfg] * nodes[k],
     }
     changes = {
-        f: _put(getattr(p, f), rows, v) for f, v in figures.items() if getattr(p, f) is not None
+        f: put(getattr(p, f), rows, v) for f, v in figures.items() if getattr(p, f) is not None
     }
-    base = _empty(t, notes)
+    base = empty_cluster(t, notes)
     cluster = replace(
         base,
-        multi=_put(base.multi, rows, True),
-        nodes=_put(base.nodes, rows, nodes[k]),
-        tp=_put(base.tp, rows, hw.gpus[cfg]),
-        pp=_put(base.pp, rows, nodes[k]),
-        micro_batch=_put(base.micro_batch, rows, at("batch")[cfg][r, k]),
-        fabric=_put(base.fabric, rows, net.fabric),
+        multi=put(base.multi, rows, True),
+        nodes=put(base.nodes, rows, nodes[k]),
+        tp=put(base.tp, rows, hw.gpus[cfg]),
+        pp=put(base.pp, rows, nodes[k]),
+        micro_batch=put(base.micro_batch, rows, at("batch")[cfg][r, k]),
+        fabric=put(base.fabric, rows, net.fabric),
     )
     costs = {"replicas": replicas, "monthly_usd": monthly, "total_usd": monthly}
     costs["per_million_usd"] = per_million
-    c2 = replace(c, **{f: _put(getattr(c, f), rows, v[r, k]) for f, v in costs.items()})
+    c2 = replace(c, **{f: put(getattr(c, f), rows, v[r, k]) for f, v in costs.items()})
     return replace(p, cluster=cluster, **changes), c2, cluster
 
 

@@ -31,7 +31,22 @@ CHROMIUM_CANDIDATES = (
     "google-chrome",
 )
 SERVER_START_TIMEOUT_S = 30.0
+# The README's images; a test run writes its screenshots to a scratch folder unless
+# RECOMMENDER_SCREENSHOTS_DIR names one (e.g. this folder, to refresh the README's images), so
+# that `make test` leaves the tracked files alone.
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+SCREENSHOTS_ENV = "RECOMMENDER_SCREENSHOTS_DIR"
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where this run's screenshots go (see :data:`SCREENSHOTS_ENV`)."""
+    chosen = os.environ.get(SCREENSHOTS_ENV)
+    where = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
+    where.mkdir(parents=True, exist_ok=True)
+    return where
+
+
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from ..conftest import DATA, mint
-from .conftest import SCREENSHOTS, Console, Served
+from .conftest import Console, Served
 
 AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
 # What the form may add to an example's workload (request fields beside the workload).
@@ -77,7 +77,7 @@ def _no_blocking(console: Console) -> None:
 
 
 def test_submit_the_prefilled_example_and_see_picks_chart_and_link(
-    served: Served, desktop: tuple[Any, Console]
+    served: Served, desktop: tuple[Any, Console], screenshots: Path
 ) -> None:
     page, console = desktop
     _open(page, served.url + "/")
@@ -103,8 +103,7 @@ def test_submit_the_prefilled_example_and_see_picks_chart_and_link(
     assert advice == body["advice"]
     page.locator("#chart g.picks circle.pick").last.click()  # rings are drawn last-rank first
     assert body["picks"][0]["instance_type"] in page.inner_text("#offer-detail")
-    SCREENSHOTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / "page-1280.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "page-1280.png"), full_page=True)
     _no_blocking(console)
 
 
@@ -298,7 +297,7 @@ def test_axe_finds_no_accessibility_violation(served: Served, browser: Any) -> N
 
 
 def test_on_a_phone_nothing_overflows_and_it_still_works(
-    served: Served, phone: tuple[Any, Console]
+    served: Served, phone: tuple[Any, Console], screenshots: Path
 ) -> None:
     page, console = phone
     _open(page, served.url + "/")
@@ -312,8 +311,7 @@ def test_on_a_phone_nothing_overflows_and_it_still_works(
     assert form_box and results_box
     assert results_box["y"] >= form_box["y"] + form_box["height"]  # one column
     assert results_box["width"] <= overflow[1]
-    SCREENSHOTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / "page-phone.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "page-phone.png"), full_page=True)
     _no_blocking(console)
 
 

@@ -41,8 +41,8 @@ OFF_VALUES = frozenset({"off", "0", "none", "false"})
 APP_NAME = "instance-recommender"
 # Bump when the layout of an entry changes (what is pickled, not what the catalog holds).
 ENTRY_FORMAT = "catalog-cache/1"
-# Entries not used for this long are removed when a new one is written (a catalog edited
-# daily must not leave a pickle a day behind forever).
+# At most this many entries are kept: when one is written, the least recently used beyond
+# it go (a catalog edited daily must not leave a pickle per day behind forever).
 KEEP_ENTRIES = 8
 _CODE_DIR = Path(__file__).resolve().parent
 log = logging.getLogger(__name__)

@@ -44,7 +44,7 @@ def resolve_family(
     """Map ``instance_type`` (GPU ``reported`` by the cloud, if it names one) to a family.
 
     ``attached`` is the GPU attached to a GCP n1 host; ``family_guess`` names the family used
-    when families.py has none (e.g. the part of an AWS type before the dot).
+    when family_table.py has none (e.g. the part of an AWS type before the dot).
     """
     spec = classify(cloud, instance_type, attached)
     if spec is not None:
@@ -52,7 +52,7 @@ def resolve_family(
             return Skipped(
                 instance_type,
                 "unknown-accelerator",
-                f"families.py maps it to {spec.accelerator!r}, which accelerators.yaml lacks",
+                f"family_table.py maps it to {spec.accelerator!r}, which accelerators.yaml lacks",
                 reported or spec.accelerator,
             )
         return FamilyMatch(
@@ -62,7 +62,7 @@ def resolve_family(
         return Skipped(
             instance_type,
             "unknown-accelerator",
-            "the cloud reports GPUs but names no model, and no family in families.py "
+            "the cloud reports GPUs but names no model, and no family in family_table.py "
             "matches this instance type",
         )
     found = names.resolve_all(reported, strict=False)
@@ -73,7 +73,7 @@ def resolve_family(
             instance_type,
             "unknown-accelerator",
             f"GPU {reported!r} is not in accelerators.yaml{hint}; add its spec sheet there "
-            "and a family to families.py",
+            "and a family to family_table.py",
             reported,
         )
     if len(found) > 1:
@@ -81,7 +81,8 @@ def resolve_family(
         return Skipped(
             instance_type,
             "ambiguous-accelerator",
-            f"GPU {reported!r} could be {ids}; add a family for this instance type to families.py",
+            f"GPU {reported!r} could be {ids}; add a family for this instance type to "
+            "family_table.py",
             reported,
         )
     family = family_guess or instance_type
@@ -90,6 +91,6 @@ def resolve_family(
         family,
         _WHOLE,
         found[0].id,
-        note=f"family {family!r} is not in families.py; {reported!r} resolved by name to "
+        note=f"family {family!r} is not in family_table.py; {reported!r} resolved by name to "
         f"{found[0].id}",
     )

@@ -214,7 +214,7 @@ def _unclassified(b: _Builder, name: str, group: Sequence[VmRow]) -> None:
             group,
             name,
             f"{group[0].accelerator or '?'} x {group[0].count or 0:g}: add a FamilySpec "
-            "to recommender/catalog/families.py (and the accelerator to accelerators.yaml)",
+            "to recommender/catalog/family_table.py (and the accelerator to accelerators.yaml)",
         )
     else:
         b.dropped("no-accelerator", group, name, f"{n} row(s) without an accelerator")

@@ -17,7 +17,7 @@ from recommender.scoring.freshness import price_doubt
 from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Predictions
 from recommender.scoring.profile_use import measured_bottleneck, profile_notes
-from recommender.scoring.rank import Ranking, config_keys
+from recommender.scoring.rank import Ranking
 from recommender.scoring.results import (
     Alternative,
     Cost,
@@ -124,8 +124,7 @@ def _why(
 
 
 def _alternatives(row: int, t: OffersTable, c: Costs, r: Ranking) -> list[Alternative]:
-    keys = r.config if len(r.config) == len(t) else config_keys(t)
-    same = np.flatnonzero((keys == keys[row]) & r.feasible)
+    same = np.flatnonzero((r.config == r.config[row]) & r.feasible)
     out = [_alt("same-choice", v, t, c, r) for v in r.variants.get(row, [])]
     variant = same[(t.region[same] == t.region[row]) & (t.spot[same] != t.spot[row])]
     for v in variant[:1]:

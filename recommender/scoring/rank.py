@@ -46,9 +46,8 @@ class Ranking:
     time: FloatArray
     feasible: BoolArray
     excluded: dict[str, int]
+    config: IntArray  # each row's configuration (:func:`config_keys`), for the alternatives
     variants: dict[int, list[int]] = field(default_factory=dict)  # pick row -> same choice
-    # Each row's configuration (:func:`config_keys`), computed once for the alternatives.
-    config: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def cost_and_time(w: Workload, p: Predictions, c: Costs) -> tuple[FloatArray, FloatArray]:
@@ -139,7 +138,7 @@ def rank(
     best_per_config = order[np.sort(first)]
     picks, variants = collapse_same_choice(t, cost, time, best_per_config, top)
     front = pareto_front(cost, time, best_per_config) if len(best_per_config) else set()
-    return Ranking(picks, front & set(picks), cost, time, feasible, excluded, variants, config)
+    return Ranking(picks, front & set(picks), cost, time, feasible, excluded, config, variants)
 
 
 # Prices and predictions equal to these places are the same to a user (a cent per 100 h).

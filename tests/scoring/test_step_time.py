@@ -90,3 +90,22 @@ def test_ring_all_reduce_moves_2_n_minus_1_over_n_of_the_gradients() -> None:
     cal = prior_calibration().with_values(comm_overlap=0.0)
     t = step_time(w, s, state_bytes(w, s), _cells(dp=8), cal, 2.0)
     assert t.dp_comm_s[0] == pytest.approx(2 * 7 / 8 * 2e9 / LINK)
+
+
+@pytest.mark.parametrize("execution", ["eager", "compiled"])
+def test_a_materialised_score_matrix_costs_memory_traffic_in_either_execution_mode(
+    execution: str,
+) -> None:
+    """An unfused attention writes and reads the (heads x tokens x tokens) score matrix even
+    when a compiler fuses the element-wise kernels around it: compiled execution counts 4 passes
+    per forward (QK^T writes it, a fused softmax reads and writes it, PV reads it)."""
+    w = make(model={**make().model.model_dump(exclude_none=True), "execution": execution})
+    s = shape_of(w)
+    cal = prior_calibration()
+    fused = step_time(w, s, state_bytes(w, s), _cells(), cal, 2.0)
+    unfused = step_time(w, s, state_bytes(w, s), _cells(fused_attention=False), cal, 2.0)
+    # 24 layers x 16 heads x 512^2 bf16 elements per pass; forward + 2 x backward passes
+    passes = cal.attention_passes[execution]
+    extra = 24 * 16 * 512**2 * 2.0 * passes * 3 / BANDWIDTH
+    assert passes >= 4
+    assert unfused.memory_s[0] - fused.memory_s[0] == pytest.approx(extra)

@@ -78,6 +78,21 @@ COMPUTE_PRECISIONS = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8"}
 DEFAULT_PROMPT, DEFAULT_OUTPUT = 512, 256
 # Training rows that state no sequence length: 2048 tokens, or the model's context if shorter.
 DEFAULT_TRAINING_TOKENS = 2048
+# MLPerf Inference's latency limits per LLM benchmark and scenario, (TTFT ms, TPOT ms), from
+# loadgen/mlperf.conf at mlcommons/inference@e05fda54b31c6859361f5d91660f1c11e6fa847d (July
+# 2025, the v5.1 round's configuration: ``<benchmark>.Server.ttft_latency`` /
+# ``tpot_latency``; Interactive is the ``-interactive`` benchmark's Server). A Server or
+# Interactive result is the throughput that meets them, so the rows state them as targets.
+MLPERF_LATENCY_LIMITS: dict[tuple[str, str], tuple[float, float]] = {
+    ("llama-2-70b", "mlperf_server"): (2000.0, 200.0),
+    ("llama-2-70b", "mlperf_interactive"): (450.0, 40.0),
+    ("mixtral-8x7b", "mlperf_server"): (2000.0, 200.0),
+    ("llama-3.1-405b", "mlperf_server"): (6000.0, 175.0),
+    ("llama-3.1-405b", "mlperf_interactive"): (4500.0, 80.0),
+    ("llama-3.1-8b", "mlperf_server"): (2000.0, 100.0),
+    ("llama-3.1-8b", "mlperf_interactive"): (500.0, 30.0),
+    ("deepseek-r1", "mlperf_server"): (2000.0, 80.0),
+}
 # Inference-engine rows (MLPerf Offline / Server) that state no batch: engines batch deeply;
 # 64 is taken (an assumption, not a figure from the source).
 DEFAULT_ENGINE_BATCH = 64
@@ -161,6 +176,9 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
             **({"weights": fmt} if fmt else {}),
             **({"tensor_parallel": tp} if tp else {}),
         }
+        limits = MLPERF_LATENCY_LIMITS.get((r["model_key"], r["measure"]))
+        if limits:
+            spec["targets"] = {"ttft_ms": limits[0], "tpot_ms": limits[1]}
         if cls == "llm-decode":
             spec["batch_size"] = 1
         elif batch:

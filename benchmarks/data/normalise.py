@@ -312,6 +312,29 @@ def _count(row: Row, column: str, pattern: str) -> int:
     return int(text) if text else int(_find(pattern, row["task"]) or 1)
 
 
+def request_shape(family: str, model: str, row: Row) -> Row:
+    """Prompt and output tokens: the row's own, else (MLPerf Inference, whose summary states
+    none) the benchmark dataset's means from its reference implementation."""
+    prompt, output = row.get("prompt_tokens", ""), row.get("output_tokens", "")
+    if family == "mlperf-inference-v5.1" and not (prompt or output):
+        prompt, output = rules.MLPERF_LLM_REQUESTS.get(model, ("", ""))
+    return {"prompt_tokens": prompt, "output_tokens": output}
+
+
+def dle_batch(model: str, accelerator: str, precision: str, task: str) -> str:
+    """Per-GPU batch of a DeepLearningExamples training row whose table states no micro-batch:
+    the accumulated per-GPU batch where the task quotes the table's "Batch size / GPU" column
+    (BERT pre-training: the step's samples per GPU; the planner picks the micro-batch), else
+    the ConvNets harness's configs.yml batch for the platform and precision."""
+    accumulated = _find(r"reads (\d+) and \1 \(accumulated\)", task)
+    if accumulated:
+        return accumulated
+    per_gpu = rules.DLE_CONVNET_BATCH.get(
+        (model, rules.DLE_PLATFORMS.get(accelerator, ""), precision)
+    )
+    return str(per_gpu) if per_gpu else ""
+
+
 def normalise_row(tag: str, index: int, row: Row) -> Row:
     family = source_id(tag, row)
     model = model_key(row)
@@ -341,8 +364,7 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         "batch": batch,
         "global_batch": global_batch,
         "seq_len": row.get("seq_len") or _find(r"seq(?:uence)?[_ ]len(?:gth)? (\d+)", row["task"]),
-        "prompt_tokens": row.get("prompt_tokens", ""),
-        "output_tokens": row.get("output_tokens", ""),
+        **request_shape(family, model, row),
         "accelerator": accelerator,
         "gpus": str(gpus),
         "nodes": str(nodes),
@@ -355,6 +377,8 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         "scope": row.get("scope") or "system",
         "source": row["source"],
     }
+    if family == "nvidia-dle" and work == "training" and not norm["batch"]:
+        norm["batch"] = dle_batch(model, accelerator, norm["precision"], row["task"])
     serving = work in ("llm-serving", "llm-decode-bs1")
     norm["weight_format"] = norm["precision"] if serving else ""
     norm["usable"], norm["why_not"] = usability(norm, row)

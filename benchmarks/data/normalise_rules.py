@@ -12,9 +12,11 @@ import re
 
 __all__ = [
     "ACCELERATOR_RULES",
+    "DLE_CONVNET_BATCH",
     "EXECUTIONS",
     "INTERCONNECTS",
     "METRICS",
+    "MLPERF_LLM_REQUESTS",
     "MODEL_RULES",
     "NO_NVLINK",
     "PRECISIONS",
@@ -42,6 +44,60 @@ METRICS = (
     "seconds_latency",
 )
 SCOPES = ("system", "per_gpu", "per_stream")
+
+# Per-GPU batch of NVIDIA DeepLearningExamples' ConvNets training benchmarks, whose README
+# tables state none: ``launch.py --mode benchmark_training --platform P --precision X`` takes
+# ``batch_size`` (per GPU: multiproc.py starts one process per GPU, so 8 GPUs run 8 of these)
+# from PyTorch/Classification/ConvNets/configs.yml (NVIDIA/DeepLearningExamples@0fadac23d764
+# 429ed0da54dc8c5a31677dc923d5, ``models.<arch>.<platform>.<precision>.batch_size``).
+# Keys: (model, platform, precision); platform DGXA100 = A100-SXM4-80GB, DGX1V-16G / -32G =
+# V100-SXM2-16GB / 32GB (resnet50 and se-resnext101 use one DGX1V entry for both).
+DLE_PLATFORMS = {
+    "A100-SXM4-80GB": "DGXA100",
+    "V100-SXM2-16GB": "DGX1V-16G",
+    "V100-SXM2-32GB": "DGX1V-32G",
+}
+DLE_CONVNET_BATCH: dict[tuple[str, str, str], int] = {
+    ("efficientnet-b0", "DGXA100", "fp16"): 256,
+    ("efficientnet-b0", "DGXA100", "tf32"): 256,
+    ("efficientnet-b0", "DGX1V-16G", "fp16"): 128,
+    ("efficientnet-b0", "DGX1V-16G", "fp32"): 64,
+    ("efficientnet-b0", "DGX1V-32G", "fp16"): 256,
+    ("efficientnet-b0", "DGX1V-32G", "fp32"): 128,
+    ("efficientnet-b4", "DGXA100", "fp16"): 128,
+    ("efficientnet-b4", "DGXA100", "tf32"): 64,
+    ("efficientnet-b4", "DGX1V-16G", "fp16"): 32,
+    ("efficientnet-b4", "DGX1V-16G", "fp32"): 16,
+    ("efficientnet-b4", "DGX1V-32G", "fp16"): 64,
+    ("efficientnet-b4", "DGX1V-32G", "fp32"): 32,
+    ("se-resnext101-32x4d", "DGXA100", "fp16"): 128,
+    ("se-resnext101-32x4d", "DGXA100", "tf32"): 128,
+    ("se-resnext101-32x4d", "DGX1V-16G", "fp16"): 112,
+    ("se-resnext101-32x4d", "DGX1V-16G", "fp32"): 64,
+    ("se-resnext101-32x4d", "DGX1V-32G", "fp16"): 112,
+    ("se-resnext101-32x4d", "DGX1V-32G", "fp32"): 64,
+    ("resnet-50", "DGXA100", "fp16"): 256,
+    ("resnet-50", "DGXA100", "tf32"): 256,
+    ("resnet-50", "DGX1V-16G", "fp16"): 256,
+    ("resnet-50", "DGX1V-16G", "fp32"): 112,
+    ("resnet-50", "DGX1V-32G", "fp16"): 256,
+    ("resnet-50", "DGX1V-32G", "fp32"): 112,
+}
+
+# The mean request shape of each MLPerf Inference LLM benchmark's dataset (prompt tokens,
+# output tokens), which the results summary does not repeat; "" where no source states it
+# (the engine's default shape is then used). Output tokens are the reference
+# implementation's accuracy target ``tokens_per_sample`` (mlcommons/inference@b66003e1,
+# language/<benchmark>/README.md, "Accuracy Target"); the 405B prompt mean is AMD's, for
+# the same dataset ("The Llama 3.1 405B dataset input sequence lengths range from 476 to
+# 19988 tokens with an average of 9428", ROCm/rocm-blogs@ebc7f351,
+# blogs/artificial-intelligence/mlperf-inference-v5.1/README.md, "Load Balancing").
+MLPERF_LLM_REQUESTS: dict[str, tuple[str, str]] = {
+    "llama-3.1-405b": ("9428", "685"),  # README: tokens_per_sample 684.68; AMD: average 684
+    "llama-2-70b": ("", "294"),  # tokens_per_sample 294.45
+    "mixtral-8x7b": ("", "145"),  # tokens_per_sample 144.84
+    "deepseek-r1": ("", "3886"),  # mean-output-tok-len 3886.2274
+}
 
 # Source family by group prefix (dev2 and extra carry a `group`; dev rows are told apart by
 # their URL in `normalise.py`). One family = one publisher's measurement campaign, the unit

@@ -165,3 +165,34 @@ def test_readme_counts_are_what_summary_prints(normalise: ModuleType, rows: list
     table = normalise.summary(rows).strip()
     assert table.startswith(f"{len(rows)} rows")
     assert table in readme
+
+
+def test_unstated_shapes_come_from_the_benchmarks_own_configuration(
+    rows: list[dict[str, str]],
+) -> None:
+    """DLE ConvNets training rows state no batch: each takes the per-GPU batch of the
+    harness's configs.yml, the same on 1 and 8 GPUs (weak scaling); MLPerf Inference LLM rows
+    state no request shape: they take the dataset means the reference implementation gives."""
+    dle = [
+        r
+        for r in rows
+        if r["source_id"] == "nvidia-dle"
+        and r["model_key"].startswith("efficientnet")
+        and r["workload"] == "training"
+    ]
+    assert dle and all(r["batch"] for r in dle)
+    by_setting: dict[tuple[str, str, str], set[str]] = {}
+    for r in dle:
+        by_setting.setdefault((r["model_key"], r["accelerator"], r["precision"]), set()).add(
+            r["batch"]
+        )
+    assert all(len(batches) == 1 for batches in by_setting.values())
+    b0_a100 = by_setting[("efficientnet-b0", "A100-SXM4-80GB", "tf32")]
+    assert b0_a100 == {"256"}
+    mlperf_405b = [
+        r
+        for r in rows
+        if r["source_id"] == "mlperf-inference-v5.1" and r["model_key"] == "llama-3.1-405b"
+    ]
+    assert mlperf_405b
+    assert {(r["prompt_tokens"], r["output_tokens"]) for r in mlperf_405b} == {("9428", "685")}

@@ -117,6 +117,19 @@ def describe_plan(w: Workload, p: Predictions, row: int, acc: Accelerator) -> Pl
     return None
 
 
+# A job that reads at least this many tokens per parameter is pretraining, not a fine-tune:
+# compute-optimal pretraining reads ~20 tokens per parameter (Hoffmann et al. 2022,
+# "Chinchilla"), fine-tunes a small fraction of one (LoRA's GPT-3 runs: tens of millions of
+# tokens on 175 B parameters, Hu et al. 2021). QLoRA freezes a pretrained base, so it is no
+# remedy for pretraining.
+PRETRAINING_TOKENS_PER_PARAMETER = 1.0
+
+
+def _pretraining(w: Workload) -> bool:
+    tokens = w.total_samples * (w.sequence_length or 1)
+    return tokens >= PRETRAINING_TOKENS_PER_PARAMETER * w.parameters
+
+
 def remedies(w: Workload, s: Shape, acc: Accelerator, bigger: list[tuple[str, float]]) -> list[str]:
     """What would make ``w`` fit on ``acc`` when no recipe on one instance does."""
     room = usable_bytes(acc.memory_gb)
@@ -131,7 +144,7 @@ def remedies(w: Workload, s: Shape, acc: Accelerator, bigger: list[tuple[str, fl
                 f"shard the 16 B/parameter state over at least {n} GPUs of "
                 f"{acc.memory_gb:g} GB (ZeRO-3 / FSDP)"
             )
-        if w.training.lora is None:
+        if w.training.lora is None and not _pretraining(w):
             qlora = w.parameters * NF4_BYTES_PER_PARAMETER
             if qlora < 0.7 * room:
                 out.append(

@@ -94,6 +94,15 @@ def test_does_not_fit_reports_shortfall_and_remedies(catalog: Catalog) -> None:
     assert p.memory.components_gb["state"] > 20
 
 
+def test_pretraining_is_not_told_to_fine_tune_with_qlora(catalog: Catalog) -> None:
+    # The same 7 B model on 2e11 tokens (30 per parameter) is pretraining: a frozen 4-bit base
+    # is no remedy; sharding and a bigger GPU still are.
+    w = make(model=LLAMA_7B, batch_size=4, data={"samples": 1e8, "epochs": 1})
+    text = " ".join(predict(w, "L4", catalog=catalog).memory.remedies)
+    assert "QLoRA" not in text
+    assert "ZeRO-3 / FSDP" in text
+
+
 def test_fp32_training_remedy_is_mixed_precision(catalog: Catalog) -> None:
     w = make(precision="fp32", model={"parameters": 2e9, "flops_per_sample": 1e12}, batch_size=8)
     p = predict(w, "T4", catalog=catalog)

@@ -33,7 +33,7 @@ N1_LIMITS: dict[str, dict[int, tuple[int, int]]] = {
     "nvidia-tesla-p100": {1: (16, 104), 2: (32, 208), 4: (96, 624)},
     "nvidia-tesla-p4": {1: (24, 156), 2: (48, 312), 4: (96, 624)},
 }
-# GCP accelerator type -> the name families.py uses for the attached GPU.
+# GCP accelerator type -> the name family_table.py uses for the attached GPU.
 ATTACHED_NAME = {
     "nvidia-tesla-t4": "T4",
     "nvidia-tesla-v100": "V100",

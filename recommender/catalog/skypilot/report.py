@@ -37,7 +37,7 @@ KINDS: dict[str, str] = {
     "accelerator-mismatch": "row names another accelerator than its family: the family's kept",
     "no-gpu-count": "GPU instance without an accelerator count skipped",
     "no-shape": "instance without vCPUs or memory skipped",
-    "unknown-family": "GPU instance type with no family in families.py skipped",
+    "unknown-family": "GPU instance type with no family in family_table.py skipped",
     "host-price-zero": "host row priced 0.0: the accelerator row carries the whole price",
     "unpaired-gpu-row": "GCP accelerator row with no host row of its zone and count: unused",
     "unpaired-host-row": "GCP host row with no accelerator row of its zone and count: unused",

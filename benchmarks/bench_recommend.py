@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from recommender import Workload, load_catalog, recommend
+from recommender import Workload, load_catalog, load_workload, recommend
 from recommender.catalog import Catalog
 from recommender.scoring.cost import costs_of
 from recommender.scoring.engine import context
@@ -45,17 +45,8 @@ WORKLOAD = {
     "data": {"samples": 8.8e4, "epochs": 2, "bytes_per_sample": 4.0e3},
 }
 # A job no single instance finishes in time: the multi-node planner searches node counts for
-# every offer (Llama-3.1-70B pretraining on 1e12 tokens within 30 days).
-MULTI_NODE_WORKLOAD = {
-    "name": "bench-llama70b-pretrain",
-    "kind": "training",
-    "model": {"name": "llama-3.1-70b", "sequence_length": 4096},
-    "precision": "bf16",
-    "batch_size": 1,
-    "training": {"global_batch": 1024},
-    "data": {"samples": 1e12 / 4096, "epochs": 1},
-    "targets": {"deadline_hours": 720},
-}
+# every offer (the shipped example: Llama-3.1-70B pretraining on 1e12 tokens within 30 days).
+MULTI_NODE_EXAMPLE = Path(__file__).resolve().parents[1] / "examples/llm-pretrain-multinode.yaml"
 GPUHUNT_FIELDS = [
     "instance_name",
     "location",
@@ -170,7 +161,7 @@ def main() -> int:
     hunt, hunt_n = gpuhunt_query_ms(catalog, args.repeats)
     print(f"offers: {n} (instance x region x pricing, all clouds)")
     print(f"recommend() (predict + cost + rank + explain): median {ours:8.2f} ms")
-    big = Workload.model_validate(MULTI_NODE_WORKLOAD)
+    big = load_workload(MULTI_NODE_EXAMPLE)
     multi = median_ms(lambda: recommend(big, catalog=catalog, top=5), args.repeats)
     print(f"recommend() with the node search (70B, 30 days): median {multi:6.2f} ms")
     print(

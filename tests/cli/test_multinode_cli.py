@@ -11,16 +11,11 @@ from typer.testing import CliRunner
 from recommender.cli import app
 
 runner = CliRunner()
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llm-pretrain-multinode.yaml"
+# The shipped multi-node example, narrowed to one cloud and accelerator to keep the run short.
 PRETRAIN = {
-    "name": "llama70b-pretrain",
-    "kind": "training",
-    "model": {"name": "llama-3.1-70b", "sequence_length": 4096},
-    "precision": "bf16",
-    "batch_size": 1,
-    "training": {"global_batch": 1024},
-    "data": {"samples": 1e12 / 4096, "epochs": 1},
+    **yaml.safe_load(EXAMPLE.read_text()),
     "constraints": {"clouds": ["aws"], "accelerators": ["H100-SXM5-80GB"]},
-    "targets": {"deadline_hours": 720},
 }
 
 

@@ -39,7 +39,7 @@ def test_example_recommends(path: Path, catalog: Catalog) -> None:
         assert all(p.cloud == "edge" and p.pricing == "purchase" for p in r.picks)
     else:
         top = r.picks[0]
-        prediction = predict(w, top.accelerator, top.gpus, catalog=catalog)
+        prediction = predict(w, top.accelerator, top.gpus, catalog=catalog, nodes=top.nodes)
         assert prediction.fits_in_memory
 
 

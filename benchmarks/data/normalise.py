@@ -377,6 +377,8 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         "scope": row.get("scope") or "system",
         "source": row["source"],
     }
+    if family == "torchtitan" and work == "training" and not norm["seq_len"]:
+        norm["seq_len"] = str(rules.TORCHTITAN_SEQ_LEN)
     if family == "nvidia-dle" and work == "training" and not norm["batch"]:
         norm["batch"] = dle_batch(model, accelerator, norm["precision"], row["task"])
     serving = work in ("llm-serving", "llm-decode-bs1")

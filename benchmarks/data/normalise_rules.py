@@ -23,6 +23,7 @@ __all__ = [
     "PRECISION_RULES",
     "SCOPES",
     "SOURCE_PREFIXES",
+    "TORCHTITAN_SEQ_LEN",
     "UNPINNED_ACCELERATORS",
     "WORKLOADS",
     "XGMI_ONLY",
@@ -83,6 +84,11 @@ DLE_CONVNET_BATCH: dict[tuple[str, str, str], int] = {
     ("resnet-50", "DGX1V-32G", "fp16"): 256,
     ("resnet-50", "DGX1V-32G", "fp32"): 112,
 }
+
+# torchtitan's Llama 3 training presets set ``seq_len = 8192`` (pytorch/torchtitan
+# train_configs/llama3_8b.toml @0011fb90 and llama3_405b.toml @057f64d5, ``[training]``); its
+# benchmark tables that state no sequence length ran those presets.
+TORCHTITAN_SEQ_LEN = 8192
 
 # The mean request shape of each MLPerf Inference LLM benchmark's dataset (prompt tokens,
 # output tokens), which the results summary does not repeat; "" where no source states it

@@ -37,6 +37,11 @@ FALLBACKS: dict[Precision, tuple[Precision, ...]] = {
     "fp8": ("fp8", "bf16", "fp16", "fp32"),
     "int8": ("int8", "fp8", "fp16", "bf16", "fp32"),
 }
+# Precisions whose training recipes convert the linear layers only: torchao's float8 training
+# swaps each ``nn.Linear`` for a ``Float8Linear`` (pytorch/ao, torchao/float8/README.md) and
+# Transformer Engine runs ``DotProductAttention`` in 16 bits unless FP8 attention is asked for
+# (``fp8_dpa``); the attention kernels (FlashAttention / cuDNN SDPA) stay at the 16-bit rate.
+LINEAR_ONLY_PRECISIONS: dict[Precision, Precision] = {"fp8": "bf16"}
 # PCIe traffic between GPUs goes through the host bridge: roughly half the link per direction.
 PCIE_PEER_FACTOR = 0.5
 # FlashAttention-2 runs on Ampere and newer NVIDIA GPUs (sm80+; Dao 2023, README) and on AMD
@@ -80,6 +85,9 @@ class Capabilities:
     precision_used: tuple[Precision, ...]
     flash: npt.NDArray[np.bool_]  # FlashAttention-class fused attention available
     peak_flops: FloatArray  # datasheet FLOP/s at the precision used (for MFU)
+    # FLOP/s of the attention kernels in training: the 16-bit rate where the recipe converts
+    # only the linear layers (``LINEAR_ONLY_PRECISIONS``), else ``flops``.
+    training_attention_flops: FloatArray
 
 
 def _flops(acc: Accelerator, p: Precision, cal: Calibration) -> float:
@@ -153,4 +161,14 @@ def _capabilities(
         peak_flops=np.asarray(
             [(a.peak_tflops.get(p) or a.peak_tflops.fp32) * 1e12 for a, p in pairs]
         ),
+        training_attention_flops=np.asarray(
+            [_attention_flops(a, p, cal) for a, p in pairs], dtype=np.float64
+        ),
     )
+
+
+def _attention_flops(acc: Accelerator, used: Precision, cal: Calibration) -> float:
+    attention = LINEAR_ONLY_PRECISIONS.get(used)
+    if attention is None:
+        return _flops(acc, used, cal)
+    return _flops(acc, effective_precision(acc, attention), cal)

@@ -313,6 +313,7 @@ def _step(
         nvlink=caps.has_nvlink[g.acc],
         fused_attention=np.full(g.tp.shape, w.training.attention != "eager"),
         attention_speed=np.where(caps.flash[g.acc], 1.0, MEM_EFFICIENT_ATTENTION_SPEED),
+        attention_flop_per_s=caps.training_attention_flops[g.acc],
         tp=g.tp,
         dp=np.where(g.shard == HYBRID, g.dp_in, g.dp),
         stage=np.where(g.shard == ZERO1, 1.0, 3.0),

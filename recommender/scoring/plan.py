@@ -182,7 +182,9 @@ def plan_batched(
     mb, accumulation = _micro_batch(w, room, state_gpu, act, per_replica)
     need = state_gpu + np.maximum(mb, 1.0) * act
     fits = valid & (mb >= 1) & (need <= room)
-    cells = _cells(caps, hw, cal, tp, dp, stage, ckpt, offload, fused, mb, accumulation)
+    cells = _cells(
+        caps, hw, w.training_job, tp, dp, stage, ckpt, offload, fused, mb, accumulation
+    )
     t = step_time(w, s, state, cells, cal, el)
     samples = np.maximum(mb, 1.0) * accumulation * dp
     throughput = samples / t.total_s
@@ -223,7 +225,7 @@ def plan_batched(
 def _cells(
     caps: Capabilities,
     hw: Hardware,
-    cal: Calibration,
+    training: bool,
     tp: FloatArray,
     dp: FloatArray,
     stage: FloatArray,
@@ -244,6 +246,9 @@ def _cells(
         nvlink=np.broadcast_to(caps.has_nvlink[a], shape),
         fused_attention=fused,
         attention_speed=np.where(fused & ~flash, MEM_EFFICIENT_ATTENTION_SPEED, 1.0),
+        attention_flop_per_s=np.broadcast_to(
+            (caps.training_attention_flops if training else caps.flops)[a], shape
+        ),
         tp=tp,
         dp=dp,
         stage=stage,

@@ -79,6 +79,7 @@ class Cells:
     nvlink: BoolArray
     fused_attention: BoolArray  # flash / memory-efficient kernel (no score matrix)
     attention_speed: FloatArray  # attention-kernel rate relative to FlashAttention
+    attention_flop_per_s: FloatArray  # achievable rate of the attention matrices' precision
     tp: FloatArray
     dp: FloatArray
     stage: FloatArray  # ZeRO stage 0-3
@@ -158,7 +159,7 @@ def _compute(w: Workload, s: Shape, c: Cells, cal: Calibration) -> tuple[FloatAr
     recompute = recompute + np.where(c.ckpt == 1, attention, 0.0)
     dense = s.matmul_flops * passes + np.where(c.ckpt >= 2, s.matmul_flops, 0.0)
     attn_total = attention * passes + np.where(c.ckpt >= 1, attention, 0.0)
-    attention_rate = c.flop_per_s * cal.attention_gemm_efficiency * c.attention_speed
+    attention_rate = c.attention_flop_per_s * cal.attention_gemm_efficiency * c.attention_speed
     seconds = c.micro_batch * (dense / c.flop_per_s + attn_total / attention_rate) / c.tp
     model = (s.matmul_flops + s.attention_flops) * passes
     return np.asarray(seconds), np.asarray(recompute / model)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from recommender.catalog import Catalog
 from recommender.scoring.calibration import prior_calibration
+from recommender.scoring.hardware import capabilities
 from recommender.scoring.memory import state_bytes
 from recommender.scoring.shape import shape_of
 from recommender.scoring.step_time import Cells, step_time
@@ -27,6 +29,7 @@ def _cells(**overrides: float) -> Cells:
         "nvlink": np.array([True]),
         "fused_attention": np.array([True]),
         "attention_speed": one,
+        "attention_flop_per_s": one * TFLOPS,
         "tp": one,
         "dp": one,
         "stage": one * 0,
@@ -109,3 +112,17 @@ def test_a_materialised_score_matrix_costs_memory_traffic_in_either_execution_mo
     extra = 24 * 16 * 512**2 * 2.0 * passes * 3 / BANDWIDTH
     assert passes >= 4
     assert unfused.memory_s[0] - fused.memory_s[0] == pytest.approx(extra)
+
+
+def test_fp8_training_runs_attention_at_the_16_bit_rate(catalog: Catalog) -> None:
+    """float8 recipes convert the linear layers only: the attention kernels of an fp8
+    training job run at the bf16 rate, its matrices at the fp8 rate."""
+    cal = prior_calibration()
+    fp8 = capabilities(catalog.accelerators, "fp8", cal)
+    bf16 = capabilities(catalog.accelerators, "bf16", cal)
+    h100 = catalog.accelerators.index(catalog.accelerator("H100-SXM5-80GB"))
+    assert fp8.flops[h100] > 1.5 * bf16.flops[h100]
+    assert fp8.training_attention_flops[h100] == pytest.approx(bf16.flops[h100])
+    assert bf16.training_attention_flops[h100] == pytest.approx(bf16.flops[h100])
+    a100 = catalog.accelerators.index(catalog.accelerator("A100-SXM4-80GB"))  # no fp8 units
+    assert fp8.training_attention_flops[a100] == pytest.approx(fp8.flops[a100])

@@ -88,6 +88,8 @@ class Capabilities:
     # FLOP/s of the attention kernels in training: the 16-bit rate where the recipe converts
     # only the linear layers (``LINEAR_ONLY_PRECISIONS``), else ``flops``.
     training_attention_flops: FloatArray
+    # The precision used is one whose training recipe converts the linear layers only.
+    linear_only: npt.NDArray[np.bool_]
 
 
 def _flops(acc: Accelerator, p: Precision, cal: Calibration) -> float:
@@ -164,6 +166,7 @@ def _capabilities(
         training_attention_flops=np.asarray(
             [_attention_flops(a, p, cal) for a, p in pairs], dtype=np.float64
         ),
+        linear_only=np.asarray([p in LINEAR_ONLY_PRECISIONS for p in used]),
     )
 
 

@@ -314,6 +314,7 @@ def _step(
         fused_attention=np.full(g.tp.shape, w.training.attention != "eager"),
         attention_speed=np.where(caps.flash[g.acc], 1.0, MEM_EFFICIENT_ATTENTION_SPEED),
         attention_flop_per_s=caps.training_attention_flops[g.acc],
+        fp8_linears=caps.linear_only[g.acc],
         tp=g.tp,
         dp=np.where(g.shard == HYBRID, g.dp_in, g.dp),
         stage=np.where(g.shard == ZERO1, 1.0, 3.0),

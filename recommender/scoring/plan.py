@@ -182,9 +182,7 @@ def plan_batched(
     mb, accumulation = _micro_batch(w, room, state_gpu, act, per_replica)
     need = state_gpu + np.maximum(mb, 1.0) * act
     fits = valid & (mb >= 1) & (need <= room)
-    cells = _cells(
-        caps, hw, w.training_job, tp, dp, stage, ckpt, offload, fused, mb, accumulation
-    )
+    cells = _cells(caps, hw, w.training_job, tp, dp, stage, ckpt, offload, fused, mb, accumulation)
     t = step_time(w, s, state, cells, cal, el)
     samples = np.maximum(mb, 1.0) * accumulation * dp
     throughput = samples / t.total_s
@@ -249,6 +247,7 @@ def _cells(
         attention_flop_per_s=np.broadcast_to(
             (caps.training_attention_flops if training else caps.flops)[a], shape
         ),
+        fp8_linears=np.broadcast_to(caps.linear_only[a] & training, shape),
         tp=tp,
         dp=dp,
         stage=stage,

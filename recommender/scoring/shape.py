@@ -102,6 +102,9 @@ class Shape:
     kv_bytes_per_token_16: float  # KV cache per token at 16-bit (0 for encoders)
     input_embedding_parameters: float  # a lookup table no step streams whole (untied)
     given_activation_bytes: float | None  # a shapeless model's activations per sample
+    # Elements per sample entering and leaving the weight matrices (every linear layer's input
+    # and output widths x tokens, all layers): what float8 training casts (0: no shape).
+    linear_io_elements: float = 0.0
 
     @property
     def layer_bytes_one(self) -> float:
@@ -132,11 +135,16 @@ def _transformer_activations(a: TransformerArch, tokens: float, el: float) -> di
     per_layer_token = (attention + mlp + norms) * el / 2
     score_per_token = a.n_heads * tokens * (2.0 + (3.0 if a.dropout else 0.0)) * el / 2
     layers = float(a.total_layers)
+    # QKV (h in, q + 2 kv out), output projection (q in, h out), MLP up / gate (h in, f or 2f
+    # out) and down (f in, h out).
+    up = 2.0 * f if a.mlp == "gated" else f
+    linear_io = (h + q + 2 * kv) + (q + h) + (h + up) + (f + h)
     return {
         "layer": per_layer_token * tokens * layers,
         "score": score_per_token * tokens * layers,
         "input": 2 * h * tokens * layers * el / 2,
         "head": tokens * a.vocab_size * LOGITS_BYTES_PER_ELEMENT + 2 * h * tokens * el / 2,
+        "linear_io": linear_io * tokens * layers,
     }
 
 
@@ -168,6 +176,7 @@ def _transformer_shape(w: Workload, a: TransformerArch, tokens: float) -> Shape:
         if a.tied_embeddings or a.type == "encoder"
         else float(a.vocab_size * a.hidden_size),
         given_activation_bytes=None,
+        linear_io_elements=acts["linear_io"],
     )
 
 

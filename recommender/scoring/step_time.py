@@ -54,6 +54,12 @@ CNN_ACTIVATIONS_PER_FLOP = 11.11e6 / 8.22e9
 # FLOPs per byte of activation traffic for a model with no shape, by family.
 GENERIC_FLOPS_PER_BYTE = {"transformer": 200.0, "recsys": 20.0}
 DEFAULT_FLOPS_PER_BYTE = 150.0
+# float8 training with dynamic tensorwise scaling (torchao's Float8Linear, pytorch/ao
+# torchao/float8/README.md) casts every linear layer's operands each step: the input and the
+# output gradient each get an amax pass (read 2 B), a scaled cast (read 2 B, write 1 B) and,
+# for the weight-gradient GEMM, a transposed fp8 copy (read 2 B, write 1 B): ~8 B of extra
+# traffic per element entering or leaving a weight matrix (``Shape.linear_io_elements``).
+FP8_CAST_BYTES_PER_ELEMENT = 8.0
 # Adam's update reads weights, gradients and both moments and writes weights and moments:
 # 7 fp32 streams per trainable parameter.
 OPTIMIZER_TRAFFIC_BYTES_PER_PARAMETER = 28.0
@@ -80,6 +86,7 @@ class Cells:
     fused_attention: BoolArray  # flash / memory-efficient kernel (no score matrix)
     attention_speed: FloatArray  # attention-kernel rate relative to FlashAttention
     attention_flop_per_s: FloatArray  # achievable rate of the attention matrices' precision
+    fp8_linears: BoolArray  # training whose linear layers run in float8 (casts each step)
     tp: FloatArray
     dp: FloatArray
     stage: FloatArray  # ZeRO stage 0-3
@@ -175,6 +182,8 @@ def step_time(
     recompute_passes = passes + np.where(c.ckpt >= 2, 1.0, 0.0)
     traffic = activation_traffic_bytes(w, s, cal, c.fused_attention, el) * recompute_passes
     weight_reads = passes if training else 1.0
+    casts = np.where(c.fp8_linears, s.linear_io_elements * FP8_CAST_BYTES_PER_ELEMENT, 0.0)
+    traffic = traffic + casts
     memory_micro = (c.micro_batch * traffic + weight_reads * state.weights) / c.bytes_per_s / c.tp
     kernels = _kernels_per_forward(w, s) * recompute_passes
     gpu_kernels = kernels * cal.kernel_gpu_s

@@ -10,7 +10,7 @@ from recommender.scoring.calibration import prior_calibration
 from recommender.scoring.hardware import capabilities
 from recommender.scoring.memory import state_bytes
 from recommender.scoring.shape import shape_of
-from recommender.scoring.step_time import Cells, step_time
+from recommender.scoring.step_time import FP8_CAST_BYTES_PER_ELEMENT, Cells, step_time
 
 from .conftest import make
 
@@ -30,6 +30,7 @@ def _cells(**overrides: float) -> Cells:
         "fused_attention": np.array([True]),
         "attention_speed": one,
         "attention_flop_per_s": one * TFLOPS,
+        "fp8_linears": np.array([False]),
         "tp": one,
         "dp": one,
         "stage": one * 0,
@@ -126,3 +127,17 @@ def test_fp8_training_runs_attention_at_the_16_bit_rate(catalog: Catalog) -> Non
     assert bf16.training_attention_flops[h100] == pytest.approx(bf16.flops[h100])
     a100 = catalog.accelerators.index(catalog.accelerator("A100-SXM4-80GB"))  # no fp8 units
     assert fp8.training_attention_flops[a100] == pytest.approx(fp8.flops[a100])
+
+
+def test_float8_training_pays_for_casting_every_linear_operand() -> None:
+    """Each element entering or leaving a weight matrix costs ~8 B of cast traffic per step:
+    for the encoder of ``make()`` (24 layers, h 1024, plain MLP 4h, 512 tokens) that is
+    (h + 3h) + 2h + (h + 4h) + (4h + h) = 16h elements per token and layer."""
+    w = make()
+    s = shape_of(w)
+    assert s.linear_io_elements == pytest.approx(16 * 1024 * 512 * 24)
+    cal = prior_calibration()
+    plain = step_time(w, s, state_bytes(w, s), _cells(), cal, 2.0)
+    fp8 = step_time(w, s, state_bytes(w, s), _cells(fp8_linears=True), cal, 2.0)
+    extra = s.linear_io_elements * FP8_CAST_BYTES_PER_ELEMENT / BANDWIDTH
+    assert fp8.memory_s[0] - plain.memory_s[0] == pytest.approx(extra)

@@ -57,7 +57,9 @@ def _assert_table_matches(page: Any, body: dict[str, Any]) -> None:
     assert len(rows) == len(picks)
     for row, pick in zip(rows, picks, strict=True):
         assert row[0] == str(pick["rank"])
-        assert (row[1], row[3]) == (pick["cloud"], pick["instance_type"])
+        nodes = pick.get("nodes") or 1
+        instance = pick["instance_type"] if nodes == 1 else f"{nodes} × {pick['instance_type']}"
+        assert (row[1], row[3]) == (pick["cloud"], instance)
         assert row[4] == f"{pick['gpus']} × {pick['accelerator']}"
         assert row[10] == pick["predicted"]["bottleneck"]
 

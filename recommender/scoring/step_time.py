@@ -18,7 +18,14 @@ step is never shorter than its issue time. On top come, per optimizer step:
   (Rajbhandari et al. 2020, section 7);
 - the optimizer update streams its state through memory once per step (or, offloaded, the
   gradients and weights cross PCIe and the update runs on the host's cores: ZeRO-Offload,
-  Ren et al. 2021).
+  Ren et al. 2021);
+- float8 training runs the weight matrices at the fp8 rate but its attention at the 16-bit
+  rate (``Cells.attention_flop_per_s``), and casts every linear layer's operands each step
+  (``FP8_CAST_BYTES_PER_ELEMENT``).
+
+An attention kernel that materialises the score matrix (``attention: eager``) streams it
+``attention_passes`` times per forward in either execution mode: a compiler fuses the
+softmax, not the two GEMMs around it.
 """
 
 from __future__ import annotations

@@ -131,6 +131,13 @@ def cluster_limits(w: Workload, cl: Cluster, row: int, spot: bool) -> list[str]:
     return out
 
 
+def _placement(t: OffersTable, p: Predictions, row: int) -> tuple[int, str]:
+    """(nodes, "N x instance" or the instance alone) of offer ``row``."""
+    n = nodes_of(p.cluster, row)
+    name = t.instance_names[int(t.instance[row])]
+    return n, (f"{n} x {name}" if n > 1 else name)
+
+
 def deadline_advice(
     w: Workload, t: OffersTable, p: Predictions, c: Costs, picked: bool
 ) -> str | None:
@@ -144,17 +151,12 @@ def deadline_advice(
     row = int(np.argmin(hours))
     if float(hours[row]) <= deadline:  # something meets the deadline: another target failed
         return None
-    n = nodes_of(p.cluster, row)
-    where = (
-        f"{n} x {t.instance_names[int(t.instance[row])]}"
-        if n > 1
-        else (t.instance_names[int(t.instance[row])])
-    )
-    more = f" (constraints.max_nodes is {w.constraints.max_nodes})" if w.training_job else ""
+    n, where = _placement(t, p, row)
     return (
         f"No plan meets the {deadline:g} h deadline: the fastest found is {where} "
         f"({int(t.gpus[row]) * n} GPUs) at {float(hours[row]):,.1f} h for "
-        f"${float(c.total_usd[row]):,.0f}{more}; allow more time or more nodes."
+        f"${float(c.total_usd[row]):,.0f} (constraints.max_nodes is "
+        f"{w.constraints.max_nodes}); allow more time or more nodes."
     )
 
 
@@ -169,9 +171,7 @@ def budget_advice(
     if len(cost) == 0 or not np.isfinite(cost.min()) or float(cost.min()) <= budget:
         return None
     row = int(np.argmin(cost))
-    n = nodes_of(p.cluster, row)
-    name = t.instance_names[int(t.instance[row])]
-    where = f"{n} x {name}" if n > 1 else name
+    _, where = _placement(t, p, row)
     return (
         f"No plan fits the ${budget:,.0f} budget: the cheapest found is {where} at "
         f"${float(cost[row]):,.0f} ({float(c.hours[row]):,.1f} h)."

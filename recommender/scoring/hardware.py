@@ -149,8 +149,9 @@ def _capabilities(
 ) -> Capabilities:
     used = tuple(effective_precision(a, precision) for a in accs)
     pairs = list(zip(accs, used, strict=True))
+    flops = [_flops(a, p, cal) for a, p in pairs]
     return Capabilities(
-        flops=np.asarray([_flops(a, p, cal) for a, p in pairs], dtype=np.float64),
+        flops=np.asarray(flops, dtype=np.float64),
         bandwidth=np.asarray([_bandwidth(a, cal) for a in accs], dtype=np.float64),
         host_link=np.asarray(
             [a.host_link.gbs_per_direction * 1e9 * cal.host_link_efficiency for a in accs]
@@ -164,14 +165,17 @@ def _capabilities(
             [(a.peak_tflops.get(p) or a.peak_tflops.fp32) * 1e12 for a, p in pairs]
         ),
         training_attention_flops=np.asarray(
-            [_attention_flops(a, p, cal) for a, p in pairs], dtype=np.float64
+            [_attention_flops(a, p, f, cal) for (a, p), f in zip(pairs, flops, strict=True)],
+            dtype=np.float64,
         ),
         linear_only=np.asarray([p in LINEAR_ONLY_PRECISIONS for p in used]),
     )
 
 
-def _attention_flops(acc: Accelerator, used: Precision, cal: Calibration) -> float:
+def _attention_flops(acc: Accelerator, used: Precision, flops: float, cal: Calibration) -> float:
+    """The attention kernels' rate: ``flops`` (the matrices' rate), or the 16-bit rate where
+    the recipe converts the linear layers only."""
     attention = LINEAR_ONLY_PRECISIONS.get(used)
     if attention is None:
-        return _flops(acc, used, cal)
+        return flops
     return _flops(acc, effective_precision(acc, attention), cal)

@@ -250,6 +250,11 @@ class Workload(_Model):
                 "model.sequence_length: a transformer needs the tokens of one sample "
                 "(model.sequence_length or model.architecture.sequence_length)"
             )
+        if self.training_job and self.model.execution == "engine":
+            raise ValueError(
+                "model.execution: engine is an inference engine's build (TensorRT, "
+                "FasterTransformer) and does not train; use compiled for torch.compile"
+            )
         self._check_tensor_parallel()
         return self
 

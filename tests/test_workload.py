@@ -78,6 +78,14 @@ def test_training_needs_samples() -> None:
         Workload.model_validate({**BASE, "data": {}})
 
 
+def test_an_inference_engine_build_is_refused_for_training() -> None:
+    engine = {**BASE["model"], "execution": "engine"}  # type: ignore[dict-item]
+    with pytest.raises(ValidationError, match="engine is an inference engine's build"):
+        Workload.model_validate({**BASE, "model": engine})
+    served = Workload.model_validate({**BASE, "kind": "inference", "model": engine})
+    assert served.model.execution == "engine"
+
+
 def test_min_gpus_above_max_is_refused() -> None:
     with pytest.raises(ValidationError, match="min_gpus"):
         Workload.model_validate({**BASE, "constraints": {"min_gpus": 4, "max_gpus": 2}})

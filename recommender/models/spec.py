@@ -98,9 +98,11 @@ class ModelSpec(BaseModel):
         le=1e14,
         description="Device-memory traffic per sample (bytes read + written), when known.",
     )
-    execution: Literal["eager", "compiled"] = Field(
+    execution: Literal["eager", "compiled", "engine"] = Field(
         default="eager",
-        description="eager PyTorch, or compiled/fused kernels (torch.compile, TensorRT).",
+        description="eager PyTorch; compiled (torch.compile, CUDA graphs); or engine: an "
+        "inference engine's fused, quantised build (TensorRT, FasterTransformer), inference "
+        "only.",
     )
     kernels_per_forward: PositiveInt | None = Field(
         default=None, le=10_000_000, description="GPU kernels one forward pass launches."

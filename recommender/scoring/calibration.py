@@ -15,6 +15,7 @@ set by :mod:`recommender.scoring.calibrate` (regenerate with ``benchmarks/accura
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
@@ -25,13 +26,22 @@ from recommender.catalog.schema import Accelerator, Precision
 __all__ = [
     "Calibration",
     "PrecisionClass",
+    "by_execution",
     "default_calibration",
     "precision_class",
     "prior_calibration",
 ]
 
 PrecisionClass = Literal["simt", "tensor"]
-Execution = Literal["eager", "compiled"]
+Execution = Literal["eager", "compiled", "engine"]
+
+
+def by_execution(table: Mapping[str, float], mode: str) -> float:
+    """``table[mode]``. An inference engine's build (``engine``: TensorRT, FasterTransformer)
+    fuses at least what a compiler fuses, so a table with no ``engine`` entry gives it the
+    ``compiled`` one."""
+    value = table.get(mode)
+    return table["compiled"] if value is None and mode == "engine" else table[mode]
 
 
 def precision_class(precision: Precision) -> PrecisionClass:

@@ -46,7 +46,7 @@ from recommender.scoring.multinode import plan_clusters
 from recommender.scoring.multinode_serving import serve_on_clusters
 from recommender.scoring.pipeline import OBJECT_STORE_BPS, input_seconds
 from recommender.scoring.predict import Bottleneck, Predictions
-from recommender.scoring.shape import BYTES_PER_ELEMENT
+from recommender.scoring.shape import activation_element_bytes
 
 __all__ = [
     "FABRICS",
@@ -131,8 +131,8 @@ def _candidates(
 
 
 def _element_bytes(ctx: Context) -> float:
-    p = ctx.workload.precision
-    return BYTES_PER_ELEMENT[p] if p not in ("fp8", "int8") else 2.0
+    w = ctx.workload
+    return activation_element_bytes(w.precision, w.model.execution)
 
 
 def _choose_nodes(ctx: Context, fits: BoolArray, hours: FloatArray, cost: FloatArray) -> IntArray:

@@ -26,7 +26,7 @@ from recommender.scoring.memory import StateBytes
 from recommender.scoring.pipeline import input_seconds
 from recommender.scoring.plan import Hardware, Plans, plan_batched
 from recommender.scoring.serving import Serving, plan_serving
-from recommender.scoring.shape import BYTES_PER_ELEMENT, Shape
+from recommender.scoring.shape import Shape, activation_element_bytes
 from recommender.workload import Workload
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def _hardware(r: Rows) -> tuple[Hardware, IntArray]:
 
 
 def _element_bytes(w: Workload) -> float:
-    return BYTES_PER_ELEMENT[w.precision] if w.precision not in ("fp8", "int8") else 2.0
+    return activation_element_bytes(w.precision, w.model.execution)
 
 
 def _host_side(

@@ -87,9 +87,10 @@ class Serving:
 def serving_execution(w: Workload) -> str:
     """How the decode loop runs: as the workload says, else ``compiled`` for continuous
     batching (vLLM, SGLang, TGI >= 1.1 and TensorRT-LLM capture decode steps as CUDA graphs)
-    and ``eager`` for static batches (a Python generate loop)."""
+    and ``eager`` for static batches (a Python generate loop). An engine's build
+    (``engine``: TensorRT-LLM, FasterTransformer) captures its decode step too: ``compiled``."""
     if "execution" in w.model.model_fields_set:
-        return w.model.execution
+        return "compiled" if w.model.execution == "engine" else w.model.execution
     spec = w.inference
     return "compiled" if spec is None or spec.engine == "continuous" else "eager"
 

@@ -32,6 +32,7 @@ __all__ = [
     "BYTES_PER_ELEMENT",
     "LOGITS_BYTES_PER_ELEMENT",
     "Shape",
+    "activation_element_bytes",
     "shape_of",
 ]
 
@@ -49,6 +50,22 @@ BYTES_PER_ELEMENT: dict[str, float] = {
 # Micikevicius et al. 2022, "FP8 Formats for Deep Learning"); fp32 training stores 32 bits.
 ACTIVATION_BYTES = {"fp32": 4.0, "tf32": 4.0}
 DEFAULT_ACTIVATION_BYTES = 2.0
+# Activations flowing between kernels (the traffic the step time streams): the precision's
+# width, but 16 bits for fp8 / int8 in a framework (torchao and Transformer Engine quantise a
+# matmul's inputs on the fly and hand bf16 to the next op), and 8 bits in an inference
+# engine's quantised build, which keeps the tensors between int8 / fp8 layers in 8 bits
+# (TensorRT Developer Guide, "Working with Quantized Types": Q/DQ pairs fused into the
+# producing and consuming layers).
+EIGHT_BIT_PRECISIONS = frozenset({"fp8", "int8"})
+
+
+def activation_element_bytes(precision: str, execution: str) -> float:
+    """Bytes of one activation element streamed between kernels (see above)."""
+    if precision in EIGHT_BIT_PRECISIONS and execution != "engine":
+        return DEFAULT_ACTIVATION_BYTES
+    return BYTES_PER_ELEMENT[precision]
+
+
 # The loss over the vocabulary keeps 16-bit logits plus the fp32 copy the cross-entropy is
 # computed on (Hugging Face's causal-LM heads upcast logits to float32 before the loss).
 LOGITS_BYTES_PER_ELEMENT = 6.0

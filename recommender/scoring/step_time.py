@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recommender.models.arch import GivenArch
-from recommender.scoring.calibration import Calibration
+from recommender.scoring.calibration import Calibration, by_execution
 from recommender.scoring.memory import StateBytes
 from recommender.scoring.shape import Shape
 from recommender.workload import Workload
@@ -131,7 +131,7 @@ def _kernels_per_forward(w: Workload, s: Shape) -> float:
     if w.model.kernels_per_forward is not None:
         return float(w.model.kernels_per_forward)
     if s.transformer:
-        return s.layers * KERNELS_PER_TRANSFORMER_LAYER[mode] + 10.0
+        return s.layers * by_execution(KERNELS_PER_TRANSFORMER_LAYER, mode) + 10.0
     if w.model.resolved_family == "cnn":
         return KERNELS_CNN_FORWARD * (1.0 if mode == "eager" else COMPILED_KERNEL_SHARE)
     return KERNELS_GENERIC_FORWARD
@@ -146,8 +146,9 @@ def activation_traffic_bytes(
         flat = w.model.memory_bytes_per_sample / (3.0 if w.training_job else 1.0)
         return np.full(fused.shape, flat)
     if s.transformer:
-        elementwise = s.layers * s.tokens * s.hidden * cal.transformer_passes[mode] * el
-        scores = s.layers * s.heads * s.tokens**2 * cal.attention_passes[mode] * el
+        elementwise = s.layers * s.tokens * s.hidden * by_execution(cal.transformer_passes, mode)
+        scores = s.layers * s.heads * s.tokens**2 * by_execution(cal.attention_passes, mode)
+        elementwise, scores = elementwise * el, scores * el
         return np.asarray(elementwise + np.where(fused, 0.0, scores))
     forward = s.matmul_flops
     if w.model.resolved_family == "cnn":
@@ -156,7 +157,7 @@ def activation_traffic_bytes(
         elements = given if given is not None else forward * CNN_ACTIVATIONS_PER_FLOP
         if w.model.activation_bytes_per_sample is not None:
             elements = w.model.activation_bytes_per_sample / el
-        return np.full(fused.shape, cal.cnn_passes[mode] * elements * el)
+        return np.full(fused.shape, by_execution(cal.cnn_passes, mode) * elements * el)
     per_byte = GENERIC_FLOPS_PER_BYTE.get(w.model.resolved_family, DEFAULT_FLOPS_PER_BYTE)
     return np.full(fused.shape, forward / per_byte)
 
@@ -195,7 +196,7 @@ def step_time(
     kernels = _kernels_per_forward(w, s) * recompute_passes
     gpu_kernels = kernels * cal.kernel_gpu_s
     compute_micro = compute_micro + gpu_kernels
-    host = kernels * cal.kernel_cpu_s[w.model.execution]
+    host = kernels * by_execution(cal.kernel_cpu_s, w.model.execution)
     issue_micro = np.maximum(host - compute_micro - memory_micro, 0.0)
     tp_passes = 2.0 + np.where(c.ckpt >= 2, 1.0, 0.0) if training else np.ones_like(c.tp)
     tp_comm_micro = _tp_comm(s, c, el, np.asarray(tp_passes))

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from recommender.catalog import Catalog
-from recommender.scoring.calibration import prior_calibration
+from recommender.scoring.calibration import by_execution, prior_calibration
 from recommender.scoring.hardware import capabilities
 from recommender.scoring.memory import state_bytes
-from recommender.scoring.shape import shape_of
+from recommender.scoring.shape import activation_element_bytes, shape_of
 from recommender.scoring.step_time import FP8_CAST_BYTES_PER_ELEMENT, Cells, step_time
 
 from .conftest import make
@@ -141,3 +141,68 @@ def test_float8_training_pays_for_casting_every_linear_operand() -> None:
     fp8 = step_time(w, s, state_bytes(w, s), _cells(fp8_linears=True), cal, 2.0)
     extra = s.linear_io_elements * FP8_CAST_BYTES_PER_ELEMENT / BANDWIDTH
     assert fp8.memory_s[0] - plain.memory_s[0] == pytest.approx(extra)
+
+
+def _resnet50_inference(execution: str, precision: str):  # type: ignore[no-untyped-def]
+    w = make(
+        kind="inference",
+        model={"name": "resnet-50", "execution": execution},
+        precision=precision,
+        batch_size=64,
+    )
+    s = shape_of(w)
+    return w, s, state_bytes(w, s)
+
+
+def test_an_engine_build_streams_each_cnn_activation_twice() -> None:
+    """TensorRT folds batch norm into the convolution and fuses the activation and residual
+    add into its epilogue: each of ResNet-50's 11.11 M activations per image is written once
+    and read once (``cnn_passes.engine`` = 2), at 16 bits for fp16."""
+    cal = prior_calibration()
+    assert cal.cnn_passes["engine"] == 2.0
+    w, s, state = _resnet50_inference("engine", "fp16")
+    t = step_time(w, s, state, _cells(micro_batch=64), cal, 2.0)
+    activations = 64 * 11.11e6 * 2 * 2.0
+    assert t.memory_s[0] == pytest.approx((activations + state.weights) / BANDWIDTH)
+    # the same model compiled by torch.compile keeps its separate norm and activation passes
+    w, s, state = _resnet50_inference("compiled", "fp16")
+    compiled = step_time(w, s, state, _cells(micro_batch=64), cal, 2.0)
+    assert compiled.memory_s[0] > 2 * t.memory_s[0]
+
+
+def test_an_int8_engine_keeps_activations_in_8_bits_a_framework_does_not() -> None:
+    """Between quantised layers an engine's int8 build passes int8 tensors; torchao-style
+    int8 in a framework quantises each matmul's input on the fly and hands bf16 on."""
+    assert activation_element_bytes("int8", "engine") == 1.0
+    assert activation_element_bytes("fp8", "engine") == 1.0
+    assert activation_element_bytes("int8", "compiled") == 2.0
+    assert activation_element_bytes("fp16", "engine") == 2.0
+    assert activation_element_bytes("fp32", "eager") == 4.0
+    cal = prior_calibration()
+    w, s, state = _resnet50_inference("engine", "int8")
+    t = step_time(
+        w, s, state, _cells(micro_batch=64), cal, activation_element_bytes("int8", "engine")
+    )
+    activations = 64 * 11.11e6 * 2 * 1.0
+    assert t.memory_s[0] == pytest.approx((activations + state.weights) / BANDWIDTH)
+
+
+def test_an_engine_takes_the_compiled_constants_it_has_no_own_entry_for() -> None:
+    """An engine fuses at least what a compiler fuses: transformer passes and kernel issue
+    costs, which have no ``engine`` entry, are the compiled ones."""
+    cal = prior_calibration()
+    assert "engine" not in cal.transformer_passes
+    encoder = make().model.model_dump(exclude_none=True)
+    runs = {
+        mode: make(kind="inference", model={**encoder, "execution": mode}, batch_size=8)
+        for mode in ("compiled", "engine")
+    }
+    times = {}
+    for mode, w in runs.items():
+        s = shape_of(w)
+        times[mode] = step_time(w, s, state_bytes(w, s), _cells(micro_batch=8), cal, 2.0)
+    assert times["engine"].memory_s[0] == pytest.approx(times["compiled"].memory_s[0])
+    assert times["engine"].issue_s[0] == pytest.approx(times["compiled"].issue_s[0])
+    assert by_execution({"eager": 1.0, "compiled": 2.0}, "engine") == 2.0
+    with pytest.raises(KeyError):
+        by_execution({"compiled": 2.0}, "eager")

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from recommender.catalog import Catalog, UnknownAcceleratorError
+from recommender.models.arch import GivenArch
 from recommender.models.registry import UnknownModelError, resolve_model
 from recommender.scoring.calibrate import Observation
 from recommender.workload import Workload
@@ -93,6 +94,12 @@ MLPERF_LATENCY_LIMITS: dict[tuple[str, str], tuple[float, float]] = {
     ("llama-3.1-8b", "mlperf_interactive"): (500.0, 30.0),
     ("deepseek-r1", "mlperf_server"): (2000.0, 80.0),
 }
+# Denoiser evaluations per image MLPerf Inference's text-to-image benchmark runs: 20 steps
+# with classifier-free guidance (two UNet evaluations per step), mlcommons/inference
+# text_to_image/backend_pytorch.py (``steps=20``, ``guidance=8``) at b66003e1. The registry's
+# ``denoising_steps`` is diffusers' default of 50 single evaluations.
+MLPERF_DENOISER_EVALUATIONS = {"stable-diffusion-xl": 40}
+MLPERF_INFERENCE = "mlperf-inference-v5.1"
 # Inference-engine rows (MLPerf Offline / Server) that state no batch: engines batch deeply;
 # 64 is taken (an assumption, not a figure from the source).
 DEFAULT_ENGINE_BATCH = 64
@@ -138,11 +145,15 @@ def _precision(r: dict[str, str]) -> str:
 
 
 def _execution(r: dict[str, str]) -> str:
-    """eager or compiled: serving engines that capture the decode step as a CUDA graph
-    (TensorRT-LLM, vLLM, SGLang, LMDeploy, llama.cpp's graphs, gpt-fast) are ``compiled``;
-    TGI 1.0.3 (2023, before its CUDA-graph support) and eager PyTorch loops are ``eager``."""
+    """eager, compiled or engine: serving engines that capture the decode step as a CUDA
+    graph (TensorRT-LLM, vLLM, SGLang, LMDeploy, llama.cpp's graphs, gpt-fast) are
+    ``compiled``; TGI 1.0.3 (2023, before its CUDA-graph support) and eager PyTorch loops are
+    ``eager``; vision, encoder, speech and diffusion models that the source ran through an
+    inference engine (MLPerf's TensorRT and vendor builds, FasterTransformer) are ``engine``."""
     if r["execution"] == "eager" or r["engine"] == "tgi":
         return "eager"
+    if r["execution"] == "engine" and CLASSES.get(r["workload"]) == "inference":
+        return "engine"
     return "compiled"
 
 
@@ -221,6 +232,17 @@ def _key(r: dict[str, str]) -> str:
     return "|".join(r[f] for f in fields)
 
 
+def _with_source_steps(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any]:
+    """MLPerf's diffusion rows as the benchmark runs them (``MLPERF_DENOISER_EVALUATIONS``):
+    the registry's per-evaluation FLOPs times the evaluations per image."""
+    evaluations = MLPERF_DENOISER_EVALUATIONS.get(r["model_key"])
+    if evaluations is None or r["source_id"] != MLPERF_INFERENCE:
+        return model
+    arch = resolve_model(r["model_key"]).architecture
+    assert isinstance(arch, GivenArch)
+    return {**model, "flops_per_sample": arch.forward_flops * evaluations}
+
+
 def load_rows(catalog: Catalog, path: Path = ROWS) -> tuple[list[Row], Counter[str]]:
     """Usable rows the engine can predict, and why the others were skipped."""
     rows: list[Row] = []
@@ -235,6 +257,7 @@ def load_rows(catalog: Catalog, path: Path = ROWS) -> tuple[list[Row], Counter[s
             if model is None:
                 skipped["model not in the registry"] += 1
                 continue
+            model = _with_source_steps(r, model)
             try:
                 acc = catalog.accelerator(r["accelerator"]).id
             except UnknownAcceleratorError:

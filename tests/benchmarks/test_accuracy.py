@@ -66,3 +66,20 @@ def test_the_baseline_shortcut_matches_predict_with_a_baseline(
         )
         p = predict(w, ob.accelerator, ob.gpus, catalog=catalog, calibration=cal)
         assert p.throughput == pytest.approx(shortcut, rel=0.01)
+
+
+def test_rows_say_how_their_source_ran_them(
+    loaded: tuple[list[object], Counter[str], object],
+) -> None:
+    """Vision and diffusion rows the source ran through an inference engine use the engine
+    mode (LLM serving keeps its decode-step mode); MLPerf's SDXL runs 20 steps with
+    classifier-free guidance: 40 UNet evaluations per image."""
+    from recommender.models.registry import resolve_model
+
+    rows, _, _ = loaded
+    by_key = {r.key.split("|")[0]: r.observation.workload for r in rows}
+    assert by_key["mlperf-inference-v5.1/retinanet/Offline"].model.execution == "engine"
+    assert by_key["mlperf-inference-v5.1/llama2-70b-99/Offline"].model.execution == "compiled"
+    sdxl = by_key["mlperf-inference-v5.1/stable-diffusion-xl/Offline"]
+    per_evaluation = resolve_model("stable-diffusion-xl").architecture.forward_flops
+    assert sdxl.forward_flops_per_sample == pytest.approx(40 * per_evaluation)

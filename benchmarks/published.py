@@ -100,6 +100,10 @@ MLPERF_LATENCY_LIMITS: dict[tuple[str, str], tuple[float, float]] = {
 # ``denoising_steps`` is diffusers' default of 50 single evaluations.
 MLPERF_DENOISER_EVALUATIONS = {"stable-diffusion-xl": 40}
 MLPERF_INFERENCE = "mlperf-inference-v5.1"
+# Training rows whose harness times the forward and backward passes only, with no optimizer
+# update: NeuSight's ``measure_e2e`` records ``model(*inputs)`` and ``loss.backward()`` and
+# reports their sum (sitar-lab/NeuSight neusight/Tracing/trace.py; no optimizer is built).
+NO_OPTIMIZER_SOURCES = frozenset({"neusight"})
 # Inference-engine rows (MLPerf Offline / Server) that state no batch: engines batch deeply;
 # 64 is taken (an assumption, not a figure from the source).
 DEFAULT_ENGINE_BATCH = 64
@@ -169,6 +173,8 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
     }
     if cls == "training":
         spec["kind"] = "training"
+        if r["source_id"] in NO_OPTIMIZER_SOURCES:
+            spec["model"]["optimizer_step"] = False
         spec["model"]["sequence_length"] = seq or _context(r["model_key"])
         gpus = _int(r["gpus"]) or 1
         global_batch = _int(r["global_batch"])

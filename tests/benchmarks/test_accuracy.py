@@ -83,3 +83,9 @@ def test_rows_say_how_their_source_ran_them(
     sdxl = by_key["mlperf-inference-v5.1/stable-diffusion-xl/Offline"]
     per_evaluation = resolve_model("stable-diffusion-xl").architecture.forward_flops
     assert sdxl.forward_flops_per_sample == pytest.approx(40 * per_evaluation)
+    # NeuSight times forward + backward only: no optimizer update, no optimizer state
+    neusight = [r.observation.workload for r in rows if r.source == "neusight"]
+    trained = [w for w in neusight if w.training_job]
+    assert trained and not any(w.model.optimizer_step for w in trained)
+    dle = [r.observation.workload for r in rows if r.source == "nvidia-dle" and r.cls == "training"]
+    assert dle and all(w.model.optimizer_step for w in dle)

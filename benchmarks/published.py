@@ -8,6 +8,13 @@ format, tensor-parallel degree and concurrency the source states. Each measureme
 converted to the unit the engine predicts: samples (or requests) per second for the whole
 instance of ``gpus`` accelerators.
 
+Where the source's harness fixes what a row's columns leave open, the row says so: inference
+engines' builds of vision, speech and diffusion models run as ``execution: engine``
+(``_execution``); MLPerf's SDXL runs 40 UNet evaluations per image
+(``MLPERF_DENOISER_EVALUATIONS``); NeuSight's training rows time forward and backward with no
+optimizer update (``NO_OPTIMIZER_SOURCES``); MLPerf's LLM rows carry the round's latency
+limits (``MLPERF_LATENCY_LIMITS``).
+
 Rows are skipped, and counted by reason, when their model is not in the registry (and not
 described below), their accelerator has no spec sheet, or their metric is a latency.
 Model shapes the registry does not carry (from the first development set):

@@ -23,6 +23,11 @@ step is never shorter than its issue time. On top come, per optimizer step:
   rate (``Cells.attention_flop_per_s``), and casts every linear layer's operands each step
   (``FP8_CAST_BYTES_PER_ELEMENT``).
 
+An inference engine's build (``execution: engine``: TensorRT) streams each CNN activation
+twice (``cnn_passes.engine``: batch norm folded, activation and residual add fused into the
+convolution) and keeps int8 / fp8 activations in 8 bits (``activation_element_bytes``); where
+a table has no ``engine`` entry the compiled one stands for it (``by_execution``).
+
 An attention kernel that materialises the score matrix (``attention: eager``) streams it
 ``attention_passes`` times per forward in either execution mode: a compiler fuses the
 softmax, not the two GEMMs around it.

@@ -40,8 +40,9 @@ def by_execution(table: Mapping[str, float], mode: str) -> float:
     """``table[mode]``. An inference engine's build (``engine``: TensorRT, FasterTransformer)
     fuses at least what a compiler fuses, so a table with no ``engine`` entry gives it the
     ``compiled`` one."""
-    value = table.get(mode)
-    return table["compiled"] if value is None and mode == "engine" else table[mode]
+    if mode == "engine" and mode not in table:
+        return table["compiled"]
+    return table[mode]
 
 
 def precision_class(precision: Precision) -> PrecisionClass:

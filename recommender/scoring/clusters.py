@@ -130,11 +130,6 @@ def _candidates(
     return rows[keep], sub, notes
 
 
-def _element_bytes(ctx: Context) -> float:
-    w = ctx.workload
-    return activation_element_bytes(w.precision, w.model.execution)
-
-
 def _choose_nodes(ctx: Context, fits: BoolArray, hours: FloatArray, cost: FloatArray) -> IntArray:
     """Per row, the index of the node count kept (see the module's docstring)."""
     t = ctx.workload.targets
@@ -179,9 +174,8 @@ def _training(
     w = ctx.workload
     hw, cfg = cluster_configs(t, rows, net)
     nodes = node_counts(w.constraints.max_nodes)
-    plans = plan_clusters(
-        w, ctx.shape, ctx.state, ctx.caps, hw, nodes, ctx.calibration, _element_bytes(ctx)
-    )
+    el = activation_element_bytes(w.precision, w.model.execution)
+    plans = plan_clusters(w, ctx.shape, ctx.state, ctx.caps, hw, nodes, ctx.calibration, el)
     scale = ctx.calibrated.scale
     step = plans.step_s[cfg] * scale  # (rows, counts)
     per_step = plans.samples_per_s[cfg] * plans.step_s[cfg]  # samples per optimizer step

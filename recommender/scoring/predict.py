@@ -115,10 +115,6 @@ def _hardware(r: Rows) -> tuple[Hardware, IntArray]:
     return hw, inverse.astype(np.int64)
 
 
-def _element_bytes(w: Workload) -> float:
-    return activation_element_bytes(w.precision, w.model.execution)
-
-
 def _host_side(
     w: Workload, caps: Capabilities, r: Rows, samples: FloatArray, batch_per_gpu: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
@@ -161,7 +157,8 @@ def _batched(
     scale: float,
 ) -> Predictions:
     hw, cfg = _hardware(r)
-    plans = plan_batched(w, s, state, caps, hw, cal, _element_bytes(w))
+    el = activation_element_bytes(w.precision, w.model.execution)
+    plans = plan_batched(w, s, state, caps, hw, cal, el)
     t = plans.time
     compute = (t.compute_s + t.issue_s + t.optimizer_s)[cfg] * scale
     memory = t.memory_s[cfg] * scale

@@ -129,7 +129,8 @@ class Shape:
         return self.layer_act_bytes / max(self.layers, 1.0)
 
 
-def _activation_element_bytes(w: Workload) -> float:
+def _stored_element_bytes(w: Workload) -> float:
+    """Bytes of one activation element kept for the backward pass (``ACTIVATION_BYTES``)."""
     return ACTIVATION_BYTES.get(w.precision, DEFAULT_ACTIVATION_BYTES)
 
 
@@ -166,7 +167,7 @@ def _transformer_activations(a: TransformerArch, tokens: float, el: float) -> di
 
 
 def _transformer_shape(w: Workload, a: TransformerArch, tokens: float) -> Shape:
-    el = _activation_element_bytes(w)
+    el = _stored_element_bytes(w)
     acts = _transformer_activations(a, tokens, el)
     return Shape(
         parameters=w.parameters,
@@ -237,7 +238,7 @@ def _given_shape(w: Workload) -> Shape:
     """A model known only by parameters and FLOPs (or a CNN / diffusion entry)."""
     arch = w.model.architecture
     forward = w.forward_flops_per_sample
-    el = _activation_element_bytes(w)
+    el = _stored_element_bytes(w)
     given = w.model.activation_bytes_per_sample
     if given is None and isinstance(arch, GivenArch):
         given = arch.activation_bytes_per_sample

@@ -174,7 +174,7 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
     execution = _execution(r)
     spec: dict[str, Any] = {
         "name": r["row_id"],
-        "model": {**model, "execution": execution},
+        "model": {**_with_source_steps(r, model), "execution": execution},
         "precision": _precision(r),
         "data": {"samples": 1e6, "source": "memory"},
     }
@@ -270,7 +270,6 @@ def load_rows(catalog: Catalog, path: Path = ROWS) -> tuple[list[Row], Counter[s
             if model is None:
                 skipped["model not in the registry"] += 1
                 continue
-            model = _with_source_steps(r, model)
             try:
                 acc = catalog.accelerator(r["accelerator"]).id
             except UnknownAcceleratorError:

@@ -3,8 +3,10 @@
 Reads ``benchmarks/data/accuracy_rows.csv`` (built by ``benchmarks/data/normalise.py`` from
 the three published files; every row cites its source) and describes each usable row the
 way a user would, through the public workload schema: the model by its registry name, the
-precision, batch, sequence or request shape, execution mode and, for serving, the weight
-format, tensor-parallel degree and concurrency the source states. Each measurement is
+precision, batch, sequence or request shape, execution mode, the tensor-parallel degree
+(training and serving) and, for serving, the weight format and concurrency the source states.
+A training row's batch is per data-parallel replica (torchtitan's "local" batch: one tensor-
+parallel group of GPUs shares it). Each measurement is
 converted to the unit the engine predicts: samples (or requests) per second for the whole
 instance of ``gpus`` accelerators.
 
@@ -183,9 +185,12 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
         if r["source_id"] in NO_OPTIMIZER_SOURCES:
             spec["model"]["optimizer_step"] = False
         spec["model"]["sequence_length"] = seq or _context(r["model_key"])
-        gpus = _int(r["gpus"]) or 1
+        tp = _int(r["tensor_parallel"])
+        if tp:
+            spec["training"] = {"tensor_parallel": tp}
+        replicas = (_int(r["gpus"]) or 1) // (tp or 1)
         global_batch = _int(r["global_batch"])
-        spec["batch_size"] = batch or (max(1, (global_batch or 256) // gpus))
+        spec["batch_size"] = batch or (max(1, (global_batch or 256) // max(replicas, 1)))
     elif cls == "inference":
         spec["kind"] = "inference"
         spec["model"]["sequence_length"] = seq or 128

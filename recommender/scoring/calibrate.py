@@ -99,7 +99,6 @@ def _parameters(
     params += [
         _dict_param("compute", "measured:tensor", EFFICIENCY_SIGMA),
         _dict_param("memory", "measured", EFFICIENCY_SIGMA),
-        _dict_param("memory", "*", EFFICIENCY_SIGMA),
         _dict_param("transformer_passes", "eager", DEMAND_SIGMA),
         _dict_param("transformer_passes", "compiled", DEMAND_SIGMA),
         _dict_param("attention_passes", "eager", DEMAND_SIGMA),

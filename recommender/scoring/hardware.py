@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from recommender.catalog.schema import Accelerator, Precision
 from recommender.scoring.achievable import measured
-from recommender.scoring.calibration import Calibration
+from recommender.scoring.calibration import MEASURED_MEMORY_KEY, Calibration
 
 __all__ = [
     "FALLBACKS",
@@ -56,7 +56,6 @@ MEM_EFFICIENT_ATTENTION_SPEED = 0.5
 # Calibration keys of the shares a model's kernels reach of a *measured* capability: GEMMs of
 # real layer shapes vs the best-shape matmul sweep, and streaming kernels vs triad.
 MEASURED_KEY = "measured:tensor"
-MEASURED_MEMORY_KEY = "measured"
 MEASURED_SHARE = 0.8
 
 

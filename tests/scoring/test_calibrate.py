@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from recommender.catalog import Catalog
+from recommender.scoring.achievable import measured
 from recommender.scoring.calibrate import Observation, fit, modelled_throughput
-from recommender.scoring.calibration import default_calibration, prior_calibration
+from recommender.scoring.calibration import (
+    DATASHEET_TRIAD_SHARE,
+    default_calibration,
+    prior_calibration,
+)
+from recommender.scoring.hardware import capabilities
 
 from .conftest import make
 
@@ -34,3 +42,29 @@ def test_shipped_calibration_refines_the_priors() -> None:
     assert set(priors.compute) <= set(shipped.compute)
     assert all(0 < v <= 1 for v in shipped.compute.values())
     assert all(0 < v <= 1 for v in shipped.memory.values())
+
+
+def test_datasheet_share_is_the_median_measured_triad_share(catalog: Catalog) -> None:
+    """DATASHEET_TRIAD_SHARE is what achievable.yaml's triads say, not a free factor: the
+    median of triad / datasheet over the chips the catalog carries."""
+    shares = [
+        m.memory_bandwidth_gbs / catalog.accelerator(acc_id).memory_bandwidth_gbs
+        for acc_id, m in measured().items()
+        if m.memory_bandwidth_gbs is not None and acc_id in {a.id for a in catalog.accelerators}
+    ]
+    assert len(shares) >= 5
+    assert statistics.median(shares) == pytest.approx(DATASHEET_TRIAD_SHARE, abs=5e-4)
+
+
+def test_one_fitted_memory_share_moves_every_chip(catalog: Catalog) -> None:
+    """Chips with and without a measured triad scale together with ``memory.measured``, so a
+    fit cannot set the bandwidth of datasheet-only chips apart from the measured ones."""
+    priors = prior_calibration()
+    halved = priors.with_values(memory={"measured": priors.memory["measured"] / 2})
+    accs = [catalog.accelerator(a) for a in ("H100-SXM5-80GB", "L4", "A10G")]
+    before = capabilities(accs, "bf16", priors).bandwidth
+    after = capabilities(accs, "bf16", halved).bandwidth
+    assert list(after / before) == pytest.approx([0.5, 0.5, 0.5])
+    l4 = accs[1]
+    share = DATASHEET_TRIAD_SHARE * priors.memory["measured"]
+    assert before[1] == pytest.approx(l4.memory_bandwidth_gbs * 1e9 * share)

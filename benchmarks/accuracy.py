@@ -4,7 +4,9 @@ Rows come from ``benchmarks/data/accuracy_rows.csv`` (see ``published.py``). Row
 same key ran the same workload on other hardware (another GPU, or another GPU count); each
 row in turn is the baseline for the others ("with baseline": the engine's Habitat-style
 scaling, measured_a x modelled_b / modelled_a, which is what ``predict`` does with a
-``baseline:`` of the same workload). "Without baseline" is the engine's absolute prediction.
+``baseline:`` of the same workload). "Without baseline" is the engine's absolute prediction,
+scored on the rows whose rate is in the engine's unit (MLPerf's Whisper counts generated
+tokens of transcripts of unstated length: its rows are baselines for one another only).
 
 Cross-validation:
 - leave-one-source-out: the constants are fitted (``calibrate.fit``, starting from the
@@ -154,7 +156,7 @@ def evaluate(
     wanted = set(targets)
     out = {k: Scores() for k in ("baseline", "absolute", "peak", "bandwidth", "geomean")}
     for i in wanted:
-        if modelled[i] > 0:
+        if modelled[i] > 0 and rows[i].absolute:
             out["absolute"].add(
                 rows[i].cls, err(float(modelled[i]), rows[i].observation.throughput)
             )
@@ -289,6 +291,12 @@ def main() -> int:
     rows = predictable(rows, catalog, priors)
     sources = sorted({r.source for r in rows})
     print(f"{len(rows)} rows from {len(sources)} sources, {len(pairs(rows))} baseline pairs")
+    relative = [r for r in rows if not r.absolute]
+    if relative:
+        print(
+            f"{len(relative)} rows scored against a baseline only (a rate in the source's own "
+            f"unit: {', '.join(sorted({r.key.split('|')[1] for r in relative}))} tokens/s)"
+        )
     everything = list(range(len(rows)))
     if args.priors:
         modelled = modelled_throughput([r.observation for r in rows], catalog, priors)

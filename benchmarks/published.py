@@ -125,6 +125,7 @@ class Row:
     cls: str  # training | inference | llm-serving | llm-decode
     key: str  # rows with equal keys ran the same workload: compare their hardware
     observation: Observation
+    absolute: bool = True  # False: a rate in the source's own unit, scored against a baseline
 
 
 def _int(text: str) -> int | None:
@@ -217,18 +218,23 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
     return spec
 
 
-def _measured(r: dict[str, str], w: Workload) -> float | None:
-    """The row's value in the engine's unit: samples or requests per s per instance."""
+def _measured(r: dict[str, str], w: Workload) -> tuple[float, bool] | None:
+    """The row's value in the engine's unit, samples or requests per s per instance, and
+    whether it is that unit. MLPerf's Whisper counts generated tokens of a transcript whose
+    length no source states (``MLPERF_TOKEN_RESULTS`` in normalise_rules.py): its tokens/s
+    are a fixed multiple of samples/s across the round's hardware (one dataset), so they
+    serve as a baseline for one another, but not as an absolute rate."""
     value, gpus = float(r["value"]), _int(r["gpus"]) or 1
-    metric, scope = r["metric"], r["scope"]
+    per_instance = value * (gpus if r["scope"] == "per_gpu" else 1)
+    metric = r["metric"]
     if metric == "samples_per_s" or metric == "requests_per_s":
-        return value * (gpus if scope == "per_gpu" else 1)
+        return per_instance, True
     if metric in ("tokens_per_s", "output_tokens_per_s"):
         if w.inference is not None:
-            per_instance = value * (gpus if scope == "per_gpu" else 1)
-            return per_instance / w.inference.output_tokens
-        tokens = w.model.tokens_per_sample or 1
-        return value * (gpus if scope == "per_gpu" else 1) / tokens
+            return per_instance / w.inference.output_tokens, True
+        if metric == "output_tokens_per_s":  # generated tokens of a per-sample workload
+            return per_instance, False
+        return per_instance / (w.model.tokens_per_sample or 1), True
     return None
 
 
@@ -292,10 +298,11 @@ def load_rows(catalog: Catalog, path: Path = ROWS) -> tuple[list[Row], Counter[s
                 cache[spec_key] = Workload.model_validate(spec)
             w = cache[spec_key]
             measured = _measured(r, w)
-            if measured is None or measured <= 0:
+            if measured is None or measured[0] <= 0:
                 skipped[f"metric {r['metric']}"] += 1
                 continue
             gpus = _int(r["gpus"]) or 1
-            obs = Observation(w, acc, gpus, measured, _key(r))
-            rows.append(Row(r["row_id"], r["source_id"], CLASSES[r["workload"]], _key(r), obs))
+            obs = Observation(w, acc, gpus, measured[0], _key(r))
+            cls = CLASSES[r["workload"]]
+            rows.append(Row(r["row_id"], r["source_id"], cls, _key(r), obs, measured[1]))
     return rows, skipped

@@ -345,6 +345,8 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         raise ValueError(f"{tag} row {index}: no accelerator id for {row['gpu']!r}")
     engine_name = engine(family, row)
     metric, measure, value = metric_value(row)
+    if family == "mlperf-inference-v5.1" and model in rules.MLPERF_TOKEN_RESULTS:
+        metric = "output_tokens_per_s"  # the results summary's "samples/s" label is wrong
     batch, global_batch = batches(family, row, gpus)
     tp, pp = parallelism(family, row, gpus)
     group = row.get("group") or f"{family}/{model}/{work}"

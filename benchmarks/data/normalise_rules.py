@@ -17,6 +17,7 @@ __all__ = [
     "INTERCONNECTS",
     "METRICS",
     "MLPERF_LLM_REQUESTS",
+    "MLPERF_TOKEN_RESULTS",
     "MODEL_RULES",
     "NO_NVLINK",
     "PRECISIONS",
@@ -104,6 +105,14 @@ MLPERF_LLM_REQUESTS: dict[str, tuple[str, str]] = {
     "mixtral-8x7b": ("", "145"),  # tokens_per_sample 144.84
     "deepseek-r1": ("", "3886"),  # mean-output-tok-len 3886.2274
 }
+
+# MLPerf Inference benchmarks whose Offline result counts generated tokens although the results
+# summary labels it samples/s: the submission checker reads ``result_tokens_per_second`` for
+# them (mlcommons/inference@b66003e1, tools/submission/submission_checker/constants.py,
+# RESULT_FIELD_BENCHMARK_OVERWRITE["v5.1"]: "whisper": {"Offline": ...}); the loadgen run
+# sets ``whisper.*.use_token_latencies = 1`` (mlperf.conf). The tokens per sample (the
+# transcript of a ~30 s clip) are not published.
+MLPERF_TOKEN_RESULTS = frozenset({"whisper-large-v3"})
 
 # Source family by group prefix (dev2 and extra carry a `group`; dev rows are told apart by
 # their URL in `normalise.py`). One family = one publisher's measurement campaign, the unit

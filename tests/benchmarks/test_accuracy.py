@@ -89,3 +89,24 @@ def test_rows_say_how_their_source_ran_them(
     assert trained and not any(w.model.optimizer_step for w in trained)
     dle = [r.observation.workload for r in rows if r.source == "nvidia-dle" and r.cls == "training"]
     assert dle and all(w.model.optimizer_step for w in dle)
+    # torchtitan's 70B runs state tensor parallel 8; the batch is per data-parallel replica
+    titan = [r.observation.workload for r in rows if r.key.startswith("torchtitan")]
+    assert {w.training.tensor_parallel for w in titan} >= {1, 8}
+
+
+def test_rates_in_the_sources_own_unit_are_baselines_only(
+    loaded: tuple[list[object], Counter[str], object],
+) -> None:
+    """MLPerf's Whisper result counts generated tokens (the submission checker reads
+    result_tokens_per_second): its rows pair with one another, not with the engine's
+    samples/s, so the no-baseline score leaves them out and the pairs keep them."""
+    import numpy as np
+
+    rows, _, catalog = loaded
+    whisper = [i for i, r in enumerate(rows) if "whisper" in r.key]
+    assert whisper and not any(rows[i].absolute for i in whisper)
+    assert all(r.absolute for r in rows if "whisper" not in r.key)
+    modelled = np.ones(len(rows))
+    scores = accuracy.evaluate(rows, catalog, modelled, whisper, accuracy.pairs(rows))
+    assert not scores["absolute"].all()
+    assert scores["baseline"].all()

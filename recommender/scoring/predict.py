@@ -133,17 +133,19 @@ def _combine(
     step_device: FloatArray,
     compute: FloatArray,
     memory: FloatArray,
+    overlap: FloatArray,
     comm: FloatArray,
     inputs: FloatArray,
     h2d: FloatArray,
 ) -> tuple[FloatArray, IntArray, FloatArray]:
-    """(step seconds, bottleneck index, utilisation) of each row."""
+    """(step seconds, bottleneck index, utilisation) of each row; ``overlap`` is memory time
+    spent inside compute (counted once in the utilisation)."""
     step = np.maximum.reduce([step_device, inputs, h2d])
     stages = np.stack([compute, memory, comm])
     device_stage = np.array([_COMPUTE, _MEMORY, _LINK])[np.argmax(stages, axis=0)]
     bottleneck = np.select([inputs >= step, h2d >= step], [_INPUT, _HOST], default=device_stage)
     with np.errstate(divide="ignore", invalid="ignore"):
-        utilization = np.clip((compute + memory) / step, 0.0, 1.0)
+        utilization = np.clip((compute + memory - overlap) / step, 0.0, 1.0)
     return step, bottleneck.astype(np.int64), np.nan_to_num(utilization)
 
 
@@ -162,12 +164,13 @@ def _batched(
     t = plans.time
     compute = (t.compute_s + t.issue_s + t.optimizer_s)[cfg] * scale
     memory = t.memory_s[cfg] * scale
+    overlap = t.overlap_s[cfg] * scale
     comm = (t.tp_comm_s + t.dp_comm_s)[cfg] * scale
     step_device = t.total_s[cfg] * scale
     samples = plans.samples_per_step[cfg]
     batch_per_gpu = samples / r.gpus
     inputs, h2d = _host_side(w, caps, r, samples, batch_per_gpu)
-    step, bottleneck, util = _combine(step_device, compute, memory, comm, inputs, h2d)
+    step, bottleneck, util = _combine(step_device, compute, memory, overlap, comm, inputs, h2d)
     with np.errstate(divide="ignore", invalid="ignore"):
         efficiency = np.where(step_device > 0, (step_device - comm) / step_device, 1.0)
     sharded = np.where(plans.stage >= 3, plans.dp, 1.0) * plans.tp
@@ -218,11 +221,11 @@ def _llm(
     requests = np.where(sv.fits, sv.requests_per_s, 0.0)[cfg] / scale
     samples = (sv.copies * sv.concurrency)[cfg]  # requests in flight per instance
     inputs, h2d = _host_side(w, caps, r, samples, samples / r.gpus)
-    comm = np.zeros_like(cycle)
+    comm = overlap = np.zeros_like(cycle)
     memory_bound = sv.memory_bound[cfg]
     compute = np.where(memory_bound, 0.0, cycle)
     memory = np.where(memory_bound, cycle, 0.0)
-    step, bottleneck, util = _combine(cycle, compute, memory, comm, inputs, h2d)
+    step, bottleneck, util = _combine(cycle, compute, memory, overlap, comm, inputs, h2d)
     with np.errstate(divide="ignore", invalid="ignore"):
         throughput = np.where(requests > 0, requests * cycle / step, 0.0)
     return Predictions(

@@ -25,8 +25,10 @@ step is never shorter than its issue time. On top come, per optimizer step:
 
 An inference engine's build (``execution: engine``: TensorRT) streams each CNN activation
 twice (``cnn_passes.engine``: batch norm folded, activation and residual add fused into the
-convolution) and keeps int8 / fp8 activations in 8 bits (``activation_element_bytes``); where
-a table has no ``engine`` entry the compiled one stands for it (``by_execution``).
+convolution), keeps int8 / fp8 activations in 8 bits (``activation_element_bytes``) and moves
+them from inside its compute-bound convolutions, so their traffic overlaps the compute
+(``StepTime.overlap_s``); where a table has no ``engine`` entry the compiled one stands for
+it (``by_execution``).
 
 An attention kernel that materialises the score matrix (``attention: eager``) streams it
 ``attention_passes`` times per forward in either execution mode: a compiler fuses the
@@ -114,6 +116,7 @@ class StepTime:
 
     compute_s: FloatArray
     memory_s: FloatArray
+    overlap_s: FloatArray  # memory time spent inside compute-bound fused kernels
     issue_s: FloatArray  # host kernel-issue time not hidden by the device
     tp_comm_s: FloatArray
     dp_comm_s: FloatArray  # exposed data-parallel communication
@@ -122,9 +125,8 @@ class StepTime:
 
     @property
     def device_s(self) -> FloatArray:
-        return np.asarray(
-            self.compute_s + self.memory_s + self.issue_s + self.tp_comm_s + self.optimizer_s
-        )
+        busy = self.compute_s + self.memory_s - self.overlap_s
+        return np.asarray(busy + self.issue_s + self.tp_comm_s + self.optimizer_s)
 
     @property
     def total_s(self) -> FloatArray:
@@ -201,8 +203,11 @@ def step_time(
     kernels = _kernels_per_forward(w, s) * recompute_passes
     gpu_kernels = kernels * cal.kernel_gpu_s
     compute_micro = compute_micro + gpu_kernels
+    overlap_micro = np.zeros_like(memory_micro)
+    if _fused_kernels_stream_their_operands(w, s):
+        overlap_micro = np.minimum(memory_micro, compute_micro)
     host = kernels * by_execution(cal.kernel_cpu_s, w.model.execution)
-    issue_micro = np.maximum(host - compute_micro - memory_micro, 0.0)
+    issue_micro = np.maximum(host - compute_micro - memory_micro + overlap_micro, 0.0)
     tp_passes = 2.0 + np.where(c.ckpt >= 2, 1.0, 0.0) if training else np.ones_like(c.tp)
     tp_comm_micro = _tp_comm(s, c, el, np.asarray(tp_passes))
     acc = c.accumulation
@@ -212,12 +217,25 @@ def step_time(
     return StepTime(
         compute_s=np.asarray(acc * compute_micro),
         memory_s=np.asarray(acc * memory_micro),
+        overlap_s=np.asarray(acc * overlap_micro),
         issue_s=np.asarray(acc * issue_micro),
         tp_comm_s=np.asarray(acc * tp_comm_micro),
         dp_comm_s=np.asarray(dp_comm),
         optimizer_s=np.asarray(optimizer),
         recompute_flops_share=np.asarray(recompute_share * (c.ckpt > 0)),
     )
+
+
+def _fused_kernels_stream_their_operands(w: Workload, s: Shape) -> bool:
+    """An engine's build of a network of convolutions (TensorRT: no separate element-wise
+    kernels left, each convolution with its fused epilogue) loads and stores its activations
+    from inside the kernel while the matrix units run (implicit GEMM with multi-stage
+    asynchronous copies: NVIDIA CUTLASS, "Efficient GEMM in CUDA", software pipelining), so a
+    kernel takes the larger of its compute and memory times, not their sum (the per-kernel
+    roofline, Williams et al. 2009). Summed over the network this is ``max(compute, memory)``,
+    the bound the sum is the other side of. Transformers keep the sum: attention, norms and
+    the serving step stay separate kernels."""
+    return w.model.execution == "engine" and not s.transformer
 
 
 def _tp_comm(s: Shape, c: Cells, el: float, passes: FloatArray) -> FloatArray:

@@ -170,6 +170,22 @@ def test_an_engine_build_streams_each_cnn_activation_twice() -> None:
     assert compiled.memory_s[0] > 2 * t.memory_s[0]
 
 
+def test_an_engine_convolution_moves_its_activations_while_it_computes() -> None:
+    """Per kernel the roofline is the larger of compute and memory time: an engine build's
+    fused convolutions hide their traffic behind their matrix work (device time = max), a
+    compiled graph's separate element-wise kernels add it (device time = sum)."""
+    cal = prior_calibration()
+    for bandwidth in (BANDWIDTH, BANDWIDTH / 100):  # compute-bound, then memory-bound
+        w, s, state = _resnet50_inference("engine", "fp16")
+        t = step_time(w, s, state, _cells(micro_batch=64, bytes_per_s=bandwidth), cal, 2.0)
+        assert t.device_s[0] == pytest.approx(max(t.compute_s[0], t.memory_s[0]) + t.issue_s[0])
+        assert t.overlap_s[0] == pytest.approx(min(t.compute_s[0], t.memory_s[0]))
+    w, s, state = _resnet50_inference("compiled", "fp16")
+    t = step_time(w, s, state, _cells(micro_batch=64), cal, 2.0)
+    assert t.overlap_s[0] == 0.0
+    assert t.device_s[0] == pytest.approx(t.compute_s[0] + t.memory_s[0] + t.issue_s[0])
+
+
 def test_an_int8_engine_keeps_activations_in_8_bits_a_framework_does_not() -> None:
     """Between quantised layers an engine's int8 build passes int8 tensors; torchao-style
     int8 in a framework quantises each matmul's input on the fly and hands bf16 on."""

@@ -6,8 +6,13 @@ the bundled catalog) unless ``--url`` names a running service, creates an API ke
 ``--uploaders`` profile uploads in flight with httpx's AsyncClient. Workloads vary (model
 size, kind, precision, constraints, objective, top), so nothing is answered twice alike.
 
-Prints requests/s, p50/p90/p99 latency per kind, the error count, and profiles accepted vs
-profiles the service then reports stored (they must be equal: nothing lost). Exits 1 on any
+Prints requests/s, p50/p90/p99 latency per kind, the error count, the CPU time per request
+of the service (its processes, from ``/proc``) and of this client, with the request rate the
+machine's CPUs could sustain at that cost, and profiles accepted vs profiles the service then
+reports stored (they must be equal: nothing lost). Then, as the reference measured in the same
+run, the same client drives ``_floor_app.py`` (FastAPI on uvicorn, the same routes doing no
+work, the same workers) with recommendations only: the rate this machine allows any FastAPI
+service under this client, and the service's share of it. Exits 1 on any
 error or lost profile.
 
     python benchmarks/load.py [--seconds 20] [--workers 2] [--concurrency 8] [--uploaders 2]
@@ -39,6 +44,7 @@ import httpx
 from _service import free_port, wait_ready
 
 CLI = [sys.executable, "-c", "from recommender.cli import main; main()"]
+HERE = Path(__file__).resolve().parent
 PROFILE = Path(__file__).resolve().parents[1] / "tests" / "api" / "data" / "profile.json"
 
 
@@ -114,7 +120,29 @@ async def upload_loop(
             tally.errors.append(f"{r.status_code}: {r.text[:200]}")
 
 
-async def drive(args: argparse.Namespace, url: str, key: str) -> tuple[Tally, Tally, int, float]:
+@dataclass
+class Cpu:
+    """CPU seconds spent during the measured window, by the service and by this client."""
+
+    server_s: float | None  # None: a service this script did not start (--url)
+    client_s: float
+
+
+def process_tree_cpu_s(root: int) -> float:
+    """User + system CPU seconds of ``root`` and its child processes (uvicorn's workers),
+    from ``/proc/<pid>/stat`` (fields 14 and 15, utime and stime, in clock ticks)."""
+    children = subprocess.run(["pgrep", "-P", str(root)], capture_output=True, text=True)
+    ticks = 0
+    for pid in [root, *map(int, children.stdout.split())]:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+async def drive(
+    args: argparse.Namespace, url: str, key: str, server_pid: int | None = None
+) -> tuple[Tally, Tally, int, float, Cpu]:
     run = uuid.uuid4().hex[:8]
     doc = json.loads(PROFILE.read_text())
     doc["workload"]["name"] = f"load-{run}"
@@ -126,6 +154,8 @@ async def drive(args: argparse.Namespace, url: str, key: str) -> tuple[Tally, Ta
             *(recommend_loop(client, stream, warm, Tally()) for _ in range(args.concurrency))
         )
         recs, ups = Tally(), Tally()
+        server_before = process_tree_cpu_s(server_pid) if server_pid else None
+        client_before = time.process_time()
         started = time.perf_counter()
         until = started + args.seconds
         await asyncio.gather(
@@ -133,14 +163,18 @@ async def drive(args: argparse.Namespace, url: str, key: str) -> tuple[Tally, Ta
             *(upload_loop(client, doc, key, until, ups) for _ in range(args.uploaders)),
         )
         elapsed = time.perf_counter() - started
+        server_s = None
+        if server_pid is not None and server_before is not None:
+            server_s = process_tree_cpu_s(server_pid) - server_before
+        cpu = Cpu(server_s, time.process_time() - client_before)
         listed = await client.get("/v1/profiles", params={"workload": doc["workload"]["name"]})
         stored = int(listed.json()["total"])
-    return recs, ups, stored, elapsed
+    return recs, ups, stored, elapsed, cpu
 
 
 @contextlib.contextmanager
-def served(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
-    """A fresh service on loopback with a scratch database; yields (url, api key)."""
+def served(args: argparse.Namespace) -> Iterator[tuple[str, str, int]]:
+    """A fresh service on loopback with a scratch database; yields (url, api key, pid)."""
     with tempfile.TemporaryDirectory(prefix="recommender-load-") as tmp:
         database = args.database_url or f"sqlite:///{tmp}/load.db"
         env = {**os.environ, "RECOMMENDER_DATABASE_URL": database}
@@ -157,13 +191,63 @@ def served(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
         url = f"http://127.0.0.1:{port}"
         try:
             wait_ready(url, proc)
-            yield url, key.strip()
+            yield url, key.strip(), proc.pid
         finally:
             proc.send_signal(signal.SIGINT)
             proc.wait(timeout=30)
 
 
-def report(args: argparse.Namespace, recs: Tally, ups: Tally, stored: int, elapsed: float) -> bool:
+@contextlib.contextmanager
+def floor_served(args: argparse.Namespace) -> Iterator[tuple[str, str, int]]:
+    """The reference: ``_floor_app`` (FastAPI, the same routes, no work) on uvicorn with the
+    same workers; yields (url, a placeholder key, pid)."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "uvicorn", "--factory", "_floor_app:create_app"]
+    cmd += ["--app-dir", str(HERE), "--port", str(port), "--workers", str(args.workers)]
+    proc = subprocess.Popen([*cmd, "--no-access-log"], stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url, proc)
+        yield url, "", proc.pid
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+
+
+def report_reference(service: Tally, floor: Tally, elapsed: float, cpu: Cpu) -> None:
+    rate = len(floor.latencies) / elapsed
+    print(
+        f"reference, the same client against FastAPI + uvicorn answering the same route with "
+        f"no work ({len(floor.errors)} errors): {rate:.1f} recommendations/s, "
+        f"p99 {floor.percentile(99) * 1e3:.1f} ms"
+    )
+    report_cpu(floor, Tally(), cpu)
+    print(f"  the service reaches {len(service.latencies) / elapsed / rate:.0%} of it")
+
+
+def report_cpu(recs: Tally, ups: Tally, cpu: Cpu) -> None:
+    """CPU per request of the service and of the client, and the request rate the machine's
+    CPUs could sustain at that cost (all cores busy, the one-process client on one of them):
+    when the client shares the machine, that rate bounds what any service could show here."""
+    requests = len(recs.latencies) + len(ups.latencies)
+    if not requests:
+        return
+    client_ms = cpu.client_s / requests * 1e3
+    if cpu.server_s is None:
+        print(f"  CPU per request: client {client_ms:.2f} ms (service not started here)")
+        return
+    server_ms = cpu.server_s / requests * 1e3
+    # All cores busy, and the client (one process) on at most one of them.
+    ceiling = min((os.cpu_count() or 1) * 1e3 / (server_ms + client_ms), 1e3 / client_ms)
+    print(
+        f"  CPU per request: service {server_ms:.2f} ms, client {client_ms:.2f} ms; "
+        f"{os.cpu_count()} CPU(s) at that cost sustain at most {ceiling:.0f} requests/s"
+    )
+
+
+def report(
+    args: argparse.Namespace, recs: Tally, ups: Tally, stored: int, elapsed: float, cpu: Cpu
+) -> bool:
     backend = "PostgreSQL" if (args.database_url or "").startswith("postgres") else "SQLite (WAL)"
     server = args.url if args.url else f"{args.workers} uvicorn worker(s), {backend}"
     print(
@@ -177,6 +261,7 @@ def report(args: argparse.Namespace, recs: Tally, ups: Tally, stored: int, elaps
             f"  {name:16} {len(t.latencies) / elapsed:7.1f} req/s   p50 {p50:6.1f} ms"
             f"   p90 {p90:6.1f} ms   p99 {p99:6.1f} ms   errors {len(t.errors)}"
         )
+    report_cpu(recs, ups, cpu)
     accepted = len(ups.latencies)
     print(f"  profiles accepted {accepted}, stored {stored}")
     for err in (recs.errors + ups.errors)[:5]:
@@ -194,6 +279,12 @@ def main() -> None:
     parser.add_argument(
         "--database-url", help="Database for the started service (default: a scratch SQLite)."
     )
+    parser.add_argument(
+        "--reference",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Also drive the no-work FastAPI app (_floor_app.py) with the same client.",
+    )
     parser.add_argument("--url", help="Target a running service instead of starting one.")
     parser.add_argument("--api-key", help="With --url: a key that may upload profiles.")
     args = parser.parse_args()
@@ -201,11 +292,17 @@ def main() -> None:
     if args.url:
         if not args.api_key:
             parser.error("--url needs --api-key (profile uploads need a key)")
-        recs, ups, stored, elapsed = asyncio.run(drive(args, args.url, args.api_key))
+        outcome = asyncio.run(drive(args, args.url, args.api_key))
     else:
-        with served(args) as (url, key):
-            recs, ups, stored, elapsed = asyncio.run(drive(args, url, key))
-    sys.exit(0 if report(args, recs, ups, stored, elapsed) else 1)
+        with served(args) as (url, key, pid):
+            outcome = asyncio.run(drive(args, url, key, pid))
+    ok = report(args, *outcome)
+    if args.reference and not args.url:
+        floor_args = argparse.Namespace(**{**vars(args), "uploaders": 0})
+        with floor_served(floor_args) as (url, key, pid):
+            floor, _, _, floor_elapsed, floor_cpu = asyncio.run(drive(floor_args, url, key, pid))
+        report_reference(outcome[0], floor, floor_elapsed, floor_cpu)
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

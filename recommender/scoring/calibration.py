@@ -43,6 +43,8 @@ Execution = Literal["eager", "compiled", "engine"]
 # datasheet-only chips (consumer and PCIe cards) against the measured ones.
 DATASHEET_TRIAD_SHARE = 0.865
 MEASURED_MEMORY_KEY = "measured"
+# The share of a measured capability a model reaches where a calibration names none.
+MEASURED_SHARE = 0.8
 
 
 def by_execution(table: Mapping[str, float], mode: str) -> float:
@@ -102,7 +104,12 @@ class Calibration:
             value = self.memory.get(key)
             if value is not None:
                 return value
-        return DATASHEET_TRIAD_SHARE * self.memory[MEASURED_MEMORY_KEY]
+        return DATASHEET_TRIAD_SHARE * self.triad_share
+
+    @property
+    def triad_share(self) -> float:
+        """The share of a measured triad a model's streaming kernels reach."""
+        return self.memory.get(MEASURED_MEMORY_KEY, MEASURED_SHARE)
 
     def with_values(self, **changes: Any) -> Calibration:
         return replace(self, **changes)

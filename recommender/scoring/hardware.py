@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from recommender.catalog.schema import Accelerator, Precision
 from recommender.scoring.achievable import measured
-from recommender.scoring.calibration import MEASURED_MEMORY_KEY, Calibration
+from recommender.scoring.calibration import MEASURED_SHARE, Calibration
 
 __all__ = [
     "FALLBACKS",
@@ -53,10 +53,9 @@ FLASH_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell", "cdna3"
 MEM_EFFICIENT_ATTENTION_SPEED = 0.5
 
 
-# Calibration keys of the shares a model's kernels reach of a *measured* capability: GEMMs of
-# real layer shapes vs the best-shape matmul sweep, and streaming kernels vs triad.
+# Calibration key of the share a model's GEMMs (real layer shapes) reach of a *measured*
+# best-shape matmul sweep; streaming kernels vs triad: ``Calibration.triad_share``.
 MEASURED_KEY = "measured:tensor"
-MEASURED_SHARE = 0.8
 
 
 def has_precision(acc: Accelerator, precision: str) -> bool:
@@ -104,7 +103,7 @@ def _flops(acc: Accelerator, p: Precision, cal: Calibration) -> float:
 def _bandwidth(acc: Accelerator, cal: Calibration) -> float:
     m = measured().get(acc.id)
     if m is not None and m.memory_bandwidth_gbs is not None:
-        return m.memory_bandwidth_gbs * 1e9 * cal.memory.get(MEASURED_MEMORY_KEY, MEASURED_SHARE)
+        return m.memory_bandwidth_gbs * 1e9 * cal.triad_share
     return acc.memory_bandwidth_gbs * 1e9 * cal.memory_efficiency(acc)
 
 

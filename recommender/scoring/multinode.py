@@ -324,10 +324,10 @@ def _step(
         accumulation=m,
     )
     t = step_time(w, s, state, cells, cal, el)
-    useful = (t.compute_s + t.memory_s - t.overlap_s + t.issue_s + t.optimizer_s) / g.pp
+    useful = (t.busy_s + t.issue_s + t.optimizer_s) / g.pp
     chunks = np.where(g.pp > 1, np.clip(np.floor(s.layers / g.pp), 1.0, INTERLEAVED_CHUNKS), 1.0)
     bubble = useful * (g.pp - 1.0) / (m * chunks)
-    backward = (t.compute_s + t.memory_s - t.overlap_s) / g.pp * 2.0 / 3.0
+    backward = t.busy_s / g.pp * 2.0 / 3.0
     hidden = cal.comm_overlap * backward * np.where(g.shard >= ZERO3, 1.0, 1.0 / m)
     dp_comm = np.maximum(_data_parallel_comm(state, g, intra, inter, m) - hidden, 0.0)
     message = mb * s.tokens * s.hidden * el / g.tp

@@ -124,9 +124,13 @@ class StepTime:
     recompute_flops_share: FloatArray  # extra FLOPs of recomputation / model FLOPs
 
     @property
+    def busy_s(self) -> FloatArray:
+        """Compute and memory time, the traffic hidden inside compute counted once."""
+        return np.asarray(self.compute_s + self.memory_s - self.overlap_s)
+
+    @property
     def device_s(self) -> FloatArray:
-        busy = self.compute_s + self.memory_s - self.overlap_s
-        return np.asarray(busy + self.issue_s + self.tp_comm_s + self.optimizer_s)
+        return np.asarray(self.busy_s + self.issue_s + self.tp_comm_s + self.optimizer_s)
 
     @property
     def total_s(self) -> FloatArray:
@@ -207,12 +211,13 @@ def step_time(
     if _fused_kernels_stream_their_operands(w, s):
         overlap_micro = np.minimum(memory_micro, compute_micro)
     host = kernels * by_execution(cal.kernel_cpu_s, w.model.execution)
-    issue_micro = np.maximum(host - compute_micro - memory_micro + overlap_micro, 0.0)
+    busy_micro = compute_micro + memory_micro - overlap_micro
+    issue_micro = np.maximum(host - busy_micro, 0.0)
     tp_passes = 2.0 + np.where(c.ckpt >= 2, 1.0, 0.0) if training else np.ones_like(c.tp)
     tp_comm_micro = _tp_comm(s, c, el, np.asarray(tp_passes))
     acc = c.accumulation
     optimizer = _optimizer(w, state, c) if training else np.zeros_like(c.tp)
-    dp_comm = _dp_comm(state, c, (compute_micro + memory_micro) * 2.0 / 3.0, cal)
+    dp_comm = _dp_comm(state, c, busy_micro * 2.0 / 3.0, cal)
     dp_comm = dp_comm if training else np.zeros_like(c.tp)
     return StepTime(
         compute_s=np.asarray(acc * compute_micro),

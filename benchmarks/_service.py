@@ -1,17 +1,19 @@
-"""What the service benchmarks (``load.py``, ``abuse.py``) share: a free loopback port and
-waiting for a started ``recommender serve`` to be ready."""
+"""What the service benchmarks (``load.py``, ``abuse.py``) share: a free loopback port, a
+server process started, awaited until ready and stopped, and its worker processes."""
 
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 
-__all__ = ["READY_TIMEOUT_S", "free_port", "wait_ready"]
+__all__ = ["READY_TIMEOUT_S", "child_pids", "free_port", "running", "wait_ready"]
 
 READY_TIMEOUT_S = 120.0  # migrations and the catalog load on a busy 2-core machine
 POLL_S = 0.2
@@ -36,3 +38,24 @@ def wait_ready(url: str, proc: subprocess.Popen[Any]) -> None:
                 return
         time.sleep(POLL_S)
     raise SystemExit(f"the service was not ready within {READY_TIMEOUT_S:.0f} s")
+
+
+@contextlib.contextmanager
+def running(
+    cmd: list[str], url: str, *, stop_timeout_s: float = 30.0, **popen: Any
+) -> Iterator[subprocess.Popen[Any]]:
+    """Start ``cmd`` (a server listening at ``url``), yield it once ready, stop it with
+    SIGINT (uvicorn's graceful shutdown) on the way out."""
+    proc = subprocess.Popen(cmd, **popen)
+    try:
+        wait_ready(url, proc)
+        yield proc
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=stop_timeout_s)
+
+
+def child_pids(pid: int) -> list[int]:
+    """The direct children of ``pid`` (a uvicorn supervisor's workers)."""
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True, check=False)
+    return [int(p) for p in out.stdout.split()]

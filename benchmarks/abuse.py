@@ -36,7 +36,6 @@ import random
 import re
 import resource
 import shutil
-import signal
 import socket
 import sqlite3
 import statistics
@@ -51,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _service import free_port, wait_ready
+from _service import child_pids, free_port, running
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-c", "from recommender.cli import main; main()"]
@@ -81,10 +80,7 @@ class Service:
         return self.root / "abuse.db"
 
     def worker_pids(self) -> list[int]:
-        out = subprocess.run(
-            ["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True, check=False
-        )
-        return [int(p) for p in out.stdout.split()]
+        return child_pids(self.proc.pid)
 
     def rss_mb(self) -> float:
         total = 0
@@ -118,16 +114,12 @@ def service(env_changes: dict[str, str], *, access_log: bool = False) -> Iterato
         port = free_port()
         cmd = [*CLI, "serve", "--port", str(port), "--workers", "2"]
         cmd.append("--access-log" if access_log else "--no-access-log")
-        log = (root / "serve.log").open("w")
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=log, text=True)
         url = f"http://127.0.0.1:{port}"
-        try:
-            wait_ready(url, proc)
-            yield Service(url, root, proc, key)
-        finally:
-            proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=60)
-            log.close()
+        with (
+            (root / "serve.log").open("w") as log,
+            running(cmd, url, stop_timeout_s=60, env=env, stdout=log, stderr=log, text=True) as p,
+        ):
+            yield Service(url, root, p, key)
 
 
 def client(url: str, source: str, **kw: Any) -> httpx.AsyncClient:

@@ -28,7 +28,6 @@ import contextlib
 import json
 import os
 import random
-import signal
 import statistics
 import subprocess
 import sys
@@ -41,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _service import free_port, wait_ready
+from _service import child_pids, free_port, running
 
 CLI = [sys.executable, "-c", "from recommender.cli import main; main()"]
 HERE = Path(__file__).resolve().parent
@@ -131,9 +130,8 @@ class Cpu:
 def process_tree_cpu_s(root: int) -> float:
     """User + system CPU seconds of ``root`` and its child processes (uvicorn's workers),
     from ``/proc/<pid>/stat`` (fields 14 and 15, utime and stime, in clock ticks)."""
-    children = subprocess.run(["pgrep", "-P", str(root)], capture_output=True, text=True)
     ticks = 0
-    for pid in [root, *map(int, children.stdout.split())]:
+    for pid in [root, *child_pids(root)]:
         with contextlib.suppress(OSError):
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             ticks += int(fields[11]) + int(fields[12])
@@ -187,14 +185,10 @@ def served(args: argparse.Namespace) -> Iterator[tuple[str, str, int]]:
         key = subprocess.run(create, env=env, capture_output=True, text=True, check=True).stdout
         port = free_port()
         cmd = [*CLI, "serve", "--port", str(port), "--workers", str(args.workers)]
-        proc = subprocess.Popen([*cmd, "--no-access-log"], env=env, stderr=subprocess.DEVNULL)
         url = f"http://127.0.0.1:{port}"
-        try:
-            wait_ready(url, proc)
+        cmd.append("--no-access-log")
+        with running(cmd, url, env=env, stderr=subprocess.DEVNULL) as proc:
             yield url, key.strip(), proc.pid
-        finally:
-            proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=30)
 
 
 @contextlib.contextmanager
@@ -204,14 +198,9 @@ def floor_served(args: argparse.Namespace) -> Iterator[tuple[str, str, int]]:
     port = free_port()
     cmd = [sys.executable, "-m", "uvicorn", "--factory", "_floor_app:create_app"]
     cmd += ["--app-dir", str(HERE), "--port", str(port), "--workers", str(args.workers)]
-    proc = subprocess.Popen([*cmd, "--no-access-log"], stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(url, proc)
+    with running([*cmd, "--no-access-log"], url, stderr=subprocess.DEVNULL) as proc:
         yield url, "", proc.pid
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
 
 
 def report_reference(service: Tally, floor: Tally, elapsed: float, cpu: Cpu) -> None:

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from published import Row, load_rows
+from published import BENCH_ACCELERATORS, Row, load_rows
 
 from recommender.catalog import Catalog, load_catalog
 from recommender.catalog.schema import Accelerator
@@ -50,7 +50,6 @@ from recommender.scoring.hardware import effective_precision
 
 ROOT = Path(__file__).resolve().parent.parent
 CALIBRATION_JSON = ROOT / "recommender/scoring/calibration.json"
-BENCH_ACCELERATORS = Path(__file__).resolve().parent / "data" / "bench_accelerators.yaml"
 CLASSES = ("training", "inference", "llm-serving", "llm-decode")
 Pair = tuple[int, int]
 

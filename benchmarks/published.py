@@ -4,7 +4,8 @@ Reads ``benchmarks/data/accuracy_rows.csv`` (built by ``benchmarks/data/normalis
 the three published files; every row cites its source) and describes each usable row the
 way a user would, through the public workload schema: the model by its registry name, the
 precision, batch, sequence or request shape, execution mode, the tensor-parallel degree
-(training and serving) and, for serving, the weight format and concurrency the source states.
+(training and serving), the activation checkpointing and sharding a training row states
+and, for serving, the weight format and concurrency the source states.
 A training row's batch is per data-parallel replica (torchtitan's "local" batch: one tensor-
 parallel group of GPUs shares it). Each measurement is
 converted to the unit the engine predicts: samples (or requests) per second for the whole
@@ -29,6 +30,7 @@ Model shapes the registry does not carry (from the first development set):
 from __future__ import annotations
 
 import csv
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +42,13 @@ from recommender.models.registry import UnknownModelError, resolve_model
 from recommender.scoring.calibrate import Observation
 from recommender.workload import Workload
 
-__all__ = ["ROWS", "Row", "load_rows"]
+__all__ = ["BENCH_ACCELERATORS", "ROWS", "Row", "accelerator_aliases", "load_rows"]
 
 ROWS = Path(__file__).resolve().parent / "data" / "accuracy_rows.csv"
+BENCH_ACCELERATORS = ROWS.parent / "bench_accelerators.yaml"
+# A header line of bench_accelerators.yaml, "#   H200-141GB -> H200-SXM-141GB: why", names an
+# alias (an id that leaves one detail of a catalog part open), not an entry.
+ALIAS_LINE = re.compile(r"^#\s+(\S+) -> (\S+):", re.MULTILINE)
 
 EXTRA_ARCHS: dict[str, dict[str, Any]] = {
     "gpt-3-xl": {
@@ -187,8 +193,8 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
             spec["model"]["optimizer_step"] = False
         spec["model"]["sequence_length"] = seq or _context(r["model_key"])
         tp = _int(r["tensor_parallel"])
-        if tp:
-            spec["training"] = {"tensor_parallel": tp}
+        recipe = {k: r[k] for k in ("checkpointing", "sharding") if r[k]}
+        spec["training"] = {**({"tensor_parallel": tp} if tp else {}), **recipe}
         replicas = (_int(r["gpus"]) or 1) // (tp or 1)
         global_batch = _int(r["global_batch"])
         spec["batch_size"] = batch or (max(1, (global_batch or 256) // max(replicas, 1)))
@@ -252,6 +258,8 @@ def _key(r: dict[str, str]) -> str:
         "measure",
         "execution",
         "engine",
+        "checkpointing",
+        "sharding",
     )
     return "|".join(r[f] for f in fields)
 
@@ -267,11 +275,18 @@ def _with_source_steps(r: dict[str, str], model: dict[str, Any]) -> dict[str, An
     return {**model, "flops_per_sample": arch.forward_flops * evaluations}
 
 
+def accelerator_aliases(path: Path = BENCH_ACCELERATORS) -> dict[str, str]:
+    """Row accelerator id -> the catalog part it stands for, as the spec-sheet file's header
+    names them."""
+    return dict(ALIAS_LINE.findall(path.read_text(encoding="utf-8"))) if path.exists() else {}
+
+
 def load_rows(catalog: Catalog, path: Path = ROWS) -> tuple[list[Row], Counter[str]]:
     """Usable rows the engine can predict, and why the others were skipped."""
     rows: list[Row] = []
     skipped: Counter[str] = Counter()
     cache: dict[str, Workload] = {}
+    aliases = accelerator_aliases()
     with path.open(newline="") as fh:
         for r in csv.DictReader(fh):
             if r["usable"] != "yes":
@@ -282,7 +297,7 @@ def load_rows(catalog: Catalog, path: Path = ROWS) -> tuple[list[Row], Counter[s
                 skipped["model not in the registry"] += 1
                 continue
             try:
-                acc = catalog.accelerator(r["accelerator"]).id
+                acc = catalog.accelerator(aliases.get(r["accelerator"], r["accelerator"])).id
             except UnknownAcceleratorError:
                 skipped["accelerator without a spec sheet"] += 1
                 continue

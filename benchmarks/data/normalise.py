@@ -55,6 +55,8 @@ COLUMNS = [
     "nodes",
     "tensor_parallel",
     "pipeline_parallel",
+    "checkpointing",
+    "sharding",
     "interconnect",
     "metric",
     "measure",
@@ -239,6 +241,18 @@ def parallelism(family: str, row: Row, gpus: int) -> tuple[str, str]:
     return tp, pp
 
 
+def recipe(work: str, row: Row) -> Row:
+    """A training row's activation checkpointing and sharding as its task states them
+    (``CHECKPOINTING_RULES``, ``SHARDING_RULES``); blank where it is silent or not training."""
+    if work != "training":
+        return {"checkpointing": "", "sharding": ""}
+    task = row["task"]
+    return {
+        "checkpointing": rules.first_match(rules.CHECKPOINTING_RULES, task) or "",
+        "sharding": rules.first_match(rules.SHARDING_RULES, task) or "",
+    }
+
+
 def interconnect(row: Row, accelerator: str, gpus: int, nodes: int) -> str:
     """The link that carries the multi-GPU traffic: the inter-node network for multi-node runs,
     the intra-node link otherwise; blank for one GPU. Boards without NVLink use PCIe."""
@@ -302,6 +316,8 @@ def usability(norm: Row, row: Row) -> tuple[str, str]:
         reasons.append("precision unknown")
     if norm["accelerator"] in rules.UNPINNED_ACCELERATORS:
         reasons.append("accelerator variant not stated")
+    if rules.UNSTATED_POWER_CAP.search(row["gpu"].lower()):
+        reasons.append("power limited to a cap the source does not state")
     if "total vs output tokens not stated" in row["unit"]:
         reasons.append("total vs output tokens not stated")
     return ("no", "; ".join(reasons)) if reasons else ("yes", "")
@@ -372,6 +388,7 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         "nodes": str(nodes),
         "tensor_parallel": tp,
         "pipeline_parallel": pp,
+        **recipe(work, row),
         "interconnect": interconnect(row, accelerator, gpus, nodes),
         "metric": metric,
         "measure": measure,

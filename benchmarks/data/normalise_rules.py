@@ -12,6 +12,8 @@ import re
 
 __all__ = [
     "ACCELERATOR_RULES",
+    "CHECKPOINTING_RULES",
+    "CHECKPOINTINGS",
     "DLE_CONVNET_BATCH",
     "EXECUTIONS",
     "INTERCONNECTS",
@@ -23,9 +25,12 @@ __all__ = [
     "PRECISIONS",
     "PRECISION_RULES",
     "SCOPES",
+    "SHARDING_RULES",
+    "SHARDINGS",
     "SOURCE_PREFIXES",
     "TORCHTITAN_SEQ_LEN",
     "UNPINNED_ACCELERATORS",
+    "UNSTATED_POWER_CAP",
     "WORKLOADS",
     "XGMI_ONLY",
     "first_match",
@@ -262,6 +267,11 @@ ACCELERATOR_RULES: tuple[tuple[str, str], ...] = (
 # Ids that do not pin a product's memory or form factor: rows on them are kept but unusable.
 UNPINNED_ACCELERATORS = frozenset({"A100", "H100"})
 
+# A part the source says ran under a power limit it does not state (torchao's float8 table:
+# "8x B200 (power limited)") is not the part its spec sheet describes, by an unknown amount;
+# a stated cap ("power limited to 330W", gpt-fast's A100s) pins it. Such rows are unusable.
+UNSTATED_POWER_CAP = re.compile(r"power[- ]limited(?! to \d)")
+
 # Boards without an NVLink connector: a multi-GPU system of them talks over PCIe, whatever a
 # submitter's system description claims (dev2's README notes an L40S system "with 18x 4th Gen
 # NVLink", an evident copy-paste).
@@ -288,6 +298,21 @@ NO_NVLINK = frozenset(
 
 # Instinct OAM parts: the GPUs of one node are joined by Infinity Fabric (xGMI) links.
 XGMI_ONLY = frozenset({"MI300X", "MI325X"})
+
+# Activation checkpointing and weight sharding as a training row's task states them, in the
+# vocabulary of the workload's ``training:`` recipe (recommender/recipe.py); blank where the
+# task is silent (the planner chooses). torchtitan's "per-op SAC" (and its "selective" mode)
+# saves the matmul outputs and recomputes the cheap operations between them, which is the
+# recipe's ``selective``; FSDP (torchtitan's FSDP2, KempnerForge's FSDP=N) shards weights,
+# gradients and optimizer state over the data-parallel ranks: ``zero3`` (Zhao et al. 2023,
+# "PyTorch FSDP", section 3: FULL_SHARD is ZeRO-3).
+CHECKPOINTINGS = ("none", "selective", "full")
+CHECKPOINTING_RULES: tuple[tuple[str, str], ...] = (
+    (r"full activation checkpointing|full ac\b", "full"),
+    (r"selective activation checkpointing|\bsac\b", "selective"),
+)
+SHARDINGS = ("none", "zero1", "zero2", "zero3")
+SHARDING_RULES: tuple[tuple[str, str], ...] = ((r"\bfsdp", "zero3"),)
 
 # Precision text -> vocabulary. Explicit "TF32 off" forms sit above the plain tf32 rule;
 # fp8/int8 sit above bf16 because "bf16 + float8 linears" and "int8 weight-only, bf16

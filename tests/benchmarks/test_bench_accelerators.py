@@ -7,7 +7,7 @@ then through the aliases the file's header names (ids that leave a detail open).
 from __future__ import annotations
 
 import csv
-import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,11 +16,12 @@ from recommender.catalog import Accelerator, AcceleratorNames, Catalog, load_cat
 from recommender.catalog.schema import AcceleratorFile
 from recommender.catalog.yamlfile import load_document
 
-DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+DATA = BENCHMARKS / "data"
+sys.path.insert(0, str(BENCHMARKS))
+published = pytest.importorskip("published")
 BENCH_FILE = DATA / "bench_accelerators.yaml"
 ROWS_FILE = DATA / "accuracy_rows.csv"
-# A header line "#   H200-141GB -> H200-SXM-141GB: why" names an alias, not an entry.
-ALIAS_LINE = re.compile(r"^#\s+(\S+) -> (\S+):", re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,8 @@ def catalog() -> Catalog:
 
 @pytest.fixture(scope="module")
 def aliases() -> dict[str, str]:
-    return dict(ALIAS_LINE.findall(BENCH_FILE.read_text(encoding="utf-8")))
+    aliases: dict[str, str] = published.accelerator_aliases(BENCH_FILE)
+    return aliases
 
 
 def _usable_accelerators() -> set[str]:
@@ -57,6 +59,14 @@ def test_every_usable_row_resolves(
     assert unresolved == []
     # The file is needed: some rows resolve only through it.
     assert any(name not in catalog.names and name in bench_names for name in names)
+
+
+def test_rows_on_an_alias_are_loaded_on_its_part(catalog: Catalog) -> None:
+    """The harness applies the aliases: KempnerForge's H200 rows are scored on the SXM part."""
+    rows, _ = published.load_rows(catalog)
+    kempner = [r for r in rows if r.source == "kempnerforge"]
+    assert kempner
+    assert {r.observation.accelerator for r in kempner} == {"H200-SXM-141GB"}
 
 
 def test_entries_are_named_exactly_as_the_rows_spell_them(bench: AcceleratorFile) -> None:

@@ -196,3 +196,19 @@ def test_unstated_shapes_come_from_the_benchmarks_own_configuration(
     ]
     assert mlperf_405b
     assert {(r["prompt_tokens"], r["output_tokens"]) for r in mlperf_405b} == {("9428", "685")}
+
+
+def test_training_recipes_and_power_caps_are_read_from_the_task(
+    rows: list[dict[str, str]],
+) -> None:
+    """Checkpointing and sharding come from the task text (training rows only); a part run
+    under an unstated power cap is unusable, a stated cap is not."""
+    training = [r for r in rows if r["workload"] == "training"]
+    assert {r["checkpointing"] for r in training} == {"", "selective", "full"}
+    assert {r["sharding"] for r in training} == {"", "zero3"}
+    assert all(r["checkpointing"] == r["sharding"] == "" for r in rows if r not in training)
+    kempner = [r for r in training if r["source_id"] == "kempnerforge"]
+    assert kempner and {r["checkpointing"] for r in kempner} == {"full"}
+    capped = [r for r in rows if "power limited" in r["why_not"]]
+    assert capped and {r["accelerator"] for r in capped} == {"B200"}
+    assert all(r["usable"] == "yes" for r in rows if r["source_id"] == "gpt-fast")

@@ -174,7 +174,7 @@ def _decode_step(
     # The engine's own host time per iteration (scheduling, sampling, detokenising): small
     # when the decode step is a captured CUDA graph (``execution: compiled``: vLLM,
     # TensorRT-LLM, SGLang, gpt-fast), tens of ms for a Python loop launching every kernel
-    # (``eager``: Hugging Face generate, early TGI). Calibrated: ``serving_step_s``.
+    # (``eager``: Hugging Face generate, early TGI). ``serving_step_s``: set, not fitted.
     step = gemm + attention + comm + kernels + cal.serving_step_s[execution]
     return np.asarray(step), np.asarray(memory_bound)
 

@@ -206,11 +206,15 @@ def test_the_catalog_says_each_familys_network(catalog: Catalog) -> None:
 
 
 def test_under_a_budget_the_fastest_cluster_within_it(catalog: Catalog) -> None:
+    # Llama 3.1 70B: fewer nodes run the same plan with less communication (cheaper, slower).
+    # Not the 405B: at this global batch its fewer-node plans need tensor parallelism and
+    # gradient accumulation (ZeRO-3 gathers the weights again every micro-step), so under the
+    # shipped calibration none costs less than its fastest cluster: nothing to pick between.
     def run(budget: float) -> Any:
         spec = {
-            "name": "405b",
+            "name": "70b",
             "kind": "training",
-            "model": {"name": "llama-3.1-405b", "sequence_length": SEQUENCE},
+            "model": {"name": "llama-3.1-70b", "sequence_length": SEQUENCE},
             "precision": "bf16",
             "batch_size": 1,
             "training": {"global_batch": 1024, "offload": "none"},  # fits no single instance

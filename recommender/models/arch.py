@@ -127,6 +127,12 @@ class GivenArch(ArchBase):
         default=None,
         description="Activation elements one forward pass writes (timm's infer_macts x 1e6).",
     )
+    forward_kernels: PositiveInt | None = Field(
+        default=None,
+        le=10_000_000,
+        description="GPU kernels one eager forward pass launches (ATen operators that reach "
+        "a kernel; benchmarks/data/cnn_kernels.py counts them from timm's definitions).",
+    )
     resolution: str | None = None
     denoising_steps: PositiveInt | None = None
 

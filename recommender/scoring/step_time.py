@@ -57,7 +57,11 @@ BoolArray = npt.NDArray[np.bool_]
 # two norms, the MLP's matrices and activation, residual adds, dropout): eager PyTorch vs a
 # compiled graph that fuses the element-wise kernels.
 KERNELS_PER_TRANSFORMER_LAYER = {"eager": 22.0, "compiled": 8.0}
-KERNELS_CNN_FORWARD = 230.0  # ResNet-50 in eager PyTorch (conv + bn + relu + adds)
+# Kernels of one eager forward pass of a CNN whose registry entry counts none: ResNet-50's
+# 174 (benchmarks/data/cnn_kernels.py on timm's definition: 53 convolutions, 53 batch norms,
+# 49 ReLUs, 16 residual adds, pooling and the classifier). Entries that count their own
+# (``forward_kernels``) use it: SE-ResNeXt101 launches 542, EfficientNet-B4 475.
+KERNELS_CNN_FORWARD = 174.0
 KERNELS_GENERIC_FORWARD = 100.0
 COMPILED_KERNEL_SHARE = 0.4  # a compiled CNN launches ~40 % of the eager kernels
 # Activation elements per forward FLOP of a CNN that states none: ResNet-50 at 224 px writes
@@ -144,7 +148,10 @@ def _kernels_per_forward(w: Workload, s: Shape) -> float:
     if s.transformer:
         return s.layers * by_execution(KERNELS_PER_TRANSFORMER_LAYER, mode) + 10.0
     if w.model.resolved_family == "cnn":
-        return KERNELS_CNN_FORWARD * (1.0 if mode == "eager" else COMPILED_KERNEL_SHARE)
+        arch = w.model.architecture
+        given = arch.forward_kernels if isinstance(arch, GivenArch) else None
+        eager = float(given) if given is not None else KERNELS_CNN_FORWARD
+        return eager * (1.0 if mode == "eager" else COMPILED_KERNEL_SHARE)
     return KERNELS_GENERIC_FORWARD
 
 

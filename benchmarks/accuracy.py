@@ -22,6 +22,7 @@ accelerator in the same run) is compared in points. Absolute errors are |pred/me
     python benchmarks/accuracy.py               # cross-validated report (refits per fold)
     python benchmarks/accuracy.py --priors      # the priors alone: nothing fitted at all
     python benchmarks/accuracy.py --by-architecture   # + leave-one-architecture-out
+    python benchmarks/accuracy.py --detail      # + where the engine loses to the naive rule
     python benchmarks/accuracy.py --write       # also fit on every row -> calibration.json
 """
 
@@ -241,6 +242,32 @@ def cross_validate(
     return merge(parts), scaling_points(rows, held_out), held_out
 
 
+def print_detail(rows: list[Row], catalog: Catalog, modelled: np.ndarray, limit: int = 12) -> None:
+    """The (class, source, model) groups whose held-out error most exceeds the geometric-mean
+    reference's, summed over their pairs: where the engine loses most to the naive rule."""
+    groups: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
+    for a, b in pairs(rows):
+        if modelled[a] <= 0 or modelled[b] <= 0:
+            continue
+        predicted = rows[a].observation.throughput * float(modelled[b] / modelled[a])
+        model = rows[b].key.split("|")[1]
+        groups[(rows[b].cls, rows[b].source, model)].append(
+            (err(predicted, rows[b].observation.throughput), naive(rows, catalog, a, b, "geomean"))
+        )
+
+    def excess(item: tuple[tuple[str, str, str], list[tuple[float, float]]]) -> float:
+        return sum(e - g for e, g in item[1])
+
+    print("\nwhere the engine loses most to the geometric-mean rule (held out):")
+    for (cls, source, model), errs in sorted(groups.items(), key=excess, reverse=True)[:limit]:
+        engine = statistics.fmean(e for e, _ in errs)
+        geo = statistics.fmean(g for _, g in errs)
+        print(
+            f"  {cls:<12} {source:<24} {model[:28]:<28} pairs {len(errs):>4}  "
+            f"engine {engine:5.1f} %  geomean {geo:5.1f} %"
+        )
+
+
 def print_scaling(title: str, points: list[tuple[int, float, float]], rows: list[Row]) -> None:
     if not points:
         print(f"\n{title}: no multi-GPU runs")
@@ -272,6 +299,12 @@ def main() -> int:
     parser.add_argument("--priors", action="store_true", help="score the priors, no fitting")
     parser.add_argument(
         "--no-cv", action="store_true", help="with --write: skip the cross-validation"
+    )
+    parser.add_argument(
+        "--detail",
+        action="store_true",
+        help="also list the (class, source, model) groups the engine scores worst against "
+        "the geometric-mean rule",
     )
     parser.add_argument(
         "--by-architecture",
@@ -307,9 +340,11 @@ def main() -> int:
         return 0
     if not args.no_cv:
         print("\nleave-one-source-out:")
-        loso, points, _ = cross_validate(rows, catalog, priors, lambda r: r.source)
+        loso, points, held_out = cross_validate(rows, catalog, priors, lambda r: r.source)
         table("leave-one-source-out (mean |error| %)", loso)
         print_scaling("scaling efficiency, leave-one-source-out", points, rows)
+        if args.detail:
+            print_detail(rows, catalog, held_out)
     if args.by_architecture:
         print("\nleave-one-accelerator-architecture-out:")
         loao, _, _ = cross_validate(

@@ -92,6 +92,13 @@ def test_rows_say_how_their_source_ran_them(
     # torchtitan's 70B runs state tensor parallel 8; the batch is per data-parallel replica
     titan = [r.observation.workload for r in rows if r.key.startswith("torchtitan")]
     assert {w.training.tensor_parallel for w in titan} >= {1, 8}
+    # the checkpointing and sharding a task states are pinned in the recipe
+    assert {(w.training.checkpointing, w.training.sharding) for w in titan} >= {
+        ("full", "zero3"),
+        ("selective", "zero3"),
+    }
+    dle_recipes = {(w.training.checkpointing, w.training.sharding) for w in dle}
+    assert dle_recipes == {("auto", "auto")}
 
 
 def test_rates_in_the_sources_own_unit_are_baselines_only(

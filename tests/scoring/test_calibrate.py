@@ -44,6 +44,24 @@ def test_shipped_calibration_refines_the_priors() -> None:
     assert all(0 < v <= 1 for v in shipped.memory.values())
 
 
+def test_fitted_constants_stay_inside_their_physical_limits() -> None:
+    """Every fitted efficiency is at most 1, the per-kernel device cost at most
+    KERNEL_GPU_S_MAX, and the serving engines' host time per step is the sourced prior (it is
+    not fitted)."""
+    from recommender.scoring.calibrate import KERNEL_GPU_S_MAX
+
+    shipped, priors = default_calibration(), prior_calibration()
+    scalars = (
+        shipped.attention_gemm_efficiency,
+        shipped.comm_overlap,
+        shipped.interconnect_efficiency,
+        shipped.host_link_efficiency,
+    )
+    assert all(0 < v <= 1 for v in scalars)
+    assert 0 < shipped.kernel_gpu_s <= KERNEL_GPU_S_MAX
+    assert shipped.serving_step_s == priors.serving_step_s
+
+
 def test_datasheet_share_is_the_median_measured_triad_share(catalog: Catalog) -> None:
     """DATASHEET_TRIAD_SHARE is what achievable.yaml's triads say, not a free factor: the
     median of triad / datasheet over the chips the catalog carries."""

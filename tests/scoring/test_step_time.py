@@ -222,3 +222,20 @@ def test_an_engine_takes_the_compiled_constants_it_has_no_own_entry_for() -> Non
     assert by_execution({"eager": 1.0, "compiled": 2.0}, "engine") == 2.0
     with pytest.raises(KeyError):
         by_execution({"compiled": 2.0}, "eager")
+
+
+def test_a_cnn_launches_the_kernels_its_registry_entry_counts() -> None:
+    """Eager issue time follows each CNN's counted kernels per forward (timm's definitions):
+    SE-ResNeXt101 launches 542 to ResNet-50's 174; an entry without a count takes 174."""
+    from recommender.models.registry import resolve_model
+    from recommender.scoring.step_time import KERNELS_CNN_FORWARD, _kernels_per_forward
+
+    def kernels(name: str, execution: str = "eager") -> float:
+        w = make(model={"name": name, "execution": execution}, batch_size=1)
+        return _kernels_per_forward(w, shape_of(w))
+
+    assert kernels("resnet-50") == KERNELS_CNN_FORWARD == 174.0
+    assert kernels("se-resnext101-32x4d") == 542.0
+    assert kernels("se-resnext101-32x4d", "compiled") < kernels("se-resnext101-32x4d")
+    assert resolve_model("yolov8m").architecture.forward_kernels is None
+    assert kernels("yolov8m") == KERNELS_CNN_FORWARD

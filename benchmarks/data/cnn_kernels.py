@@ -21,14 +21,15 @@ MODELS = {
     "convnext-base": ("convnext_base", 224),
     "densenet-121": ("densenet121", 224),
 }
-# Operators that only describe a tensor (no kernel runs).
-METADATA = {
-    "view", "_unsafe_view", "reshape", "t", "transpose", "permute", "expand", "unsqueeze",
-    "squeeze", "slice", "select", "as_strided", "alias", "detach", "flatten", "unflatten",
-    "split", "split_with_sizes", "chunk", "unbind", "narrow", "empty", "empty_strided",
-    "empty_like", "lift_fresh", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset",
-    "_reshape_alias", "view_as", "expand_as", "contiguous", "dim", "size", "stride",
-}
+# Operators that only describe a tensor (no kernel runs): views and reshapes, allocations,
+# and queries of a tensor's metadata.
+VIEWS = ("view", "_unsafe_view", "reshape", "_reshape_alias", "t", "transpose", "permute")
+MORE_VIEWS = ("expand", "expand_as", "unsqueeze", "squeeze", "slice", "select", "as_strided")
+SPLITS = ("alias", "detach", "flatten", "unflatten", "split", "split_with_sizes", "chunk")
+OTHERS = ("unbind", "narrow", "view_as", "contiguous", "lift_fresh")
+ALLOCATIONS = ("empty", "empty_strided", "empty_like")
+QUERIES = ("dim", "size", "stride", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset")
+METADATA = frozenset((*VIEWS, *MORE_VIEWS, *SPLITS, *OTHERS, *ALLOCATIONS, *QUERIES))
 
 
 class Count(TorchDispatchMode):

@@ -15,7 +15,7 @@ from importlib import resources
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Measured", "measured"]
+__all__ = ["FullPowerDie", "Measured", "full_power_dies", "measured"]
 
 
 class Measured(BaseModel):
@@ -35,15 +35,37 @@ class Measured(BaseModel):
         return None
 
 
+class FullPowerDie(BaseModel):
+    """The board that runs a die at its full power: the reference a power-capped board of
+    the same die (L4 for AD104, A10 for GA102) is compared with."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    part: str = Field(min_length=1)
+    tdp_w: float = Field(gt=0)
+    fp32_tflops: float = Field(gt=0)
+    source: str = Field(min_length=1)
+
+
 class _File(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_version: int = 1
     accelerators: dict[str, Measured]
+    full_power_dies: dict[str, FullPowerDie] = Field(default_factory=dict)
 
 
 @cache
+def _file() -> _File:
+    text = resources.files("recommender.scoring").joinpath("achievable.yaml").read_text("utf-8")
+    return _File.model_validate(yaml.safe_load(text))
+
+
 def measured() -> dict[str, Measured]:
     """Measured figures by accelerator id (the packaged ``achievable.yaml``)."""
-    text = resources.files("recommender.scoring").joinpath("achievable.yaml").read_text("utf-8")
-    return dict(_File.model_validate(yaml.safe_load(text)).accelerators)
+    return _file().accelerators
+
+
+def full_power_dies() -> dict[str, FullPowerDie]:
+    """Full-power reference board per die (chip name, as the catalog's ``chip``)."""
+    return _file().full_power_dies

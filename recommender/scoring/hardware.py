@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recommender.catalog.schema import Accelerator, Precision
-from recommender.scoring.achievable import measured
+from recommender.scoring.achievable import full_power_dies, measured
 from recommender.scoring.calibration import MEASURED_SHARE, Calibration
 
 __all__ = [
@@ -90,14 +90,36 @@ class Capabilities:
     linear_only: npt.NDArray[np.bool_]
 
 
+# Dynamic power of CMOS logic is ~ C V^2 f, and along a GPU's voltage-frequency curve the
+# voltage falls with the clock, so power goes ~ f^3 (Hennessy & Patterson, "Computer
+# Architecture: A Quantitative Approach", 6th ed., section 1.5): a board capped at a share s of
+# the power its die needs at the boost clock sustains ~ s^(1/3) of that clock.
+POWER_TO_CLOCK_EXPONENT = 1.0 / 3.0
+
+
+def sustained_clock_share(acc: Accelerator) -> float:
+    """Share of its datasheet FP32 rate a power-capped board sustains: its watts per FP32
+    TFLOP/s against those of the full-power board of the same die (``full_power_dies`` in
+    achievable.yaml), to the 1/3 power. 1 for full-power boards and dies with no reference."""
+    ref = full_power_dies().get(acc.chip or "")
+    if ref is None or acc.tdp_w is None or not acc.peak_tflops.fp32:
+        return 1.0
+    share = (acc.tdp_w / acc.peak_tflops.fp32) / (ref.tdp_w / ref.fp32_tflops)
+    return float(min(1.0, share) ** POWER_TO_CLOCK_EXPONENT)
+
+
 def _flops(acc: Accelerator, p: Precision, cal: Calibration) -> float:
     """Achievable FLOP/s: the measured matmul rate x the share a model's GEMMs reach of it,
-    else the datasheet peak x the fitted efficiency of its class."""
+    else the datasheet peak x the fitted efficiency of its class (for FP32 on the CUDA
+    cores, x the clock a power-capped board sustains)."""
     m = measured().get(acc.id)
     rate = m.matmul(p) if m is not None and p != "fp32" else None
     if rate is not None:
         return rate * 1e12 * cal.compute.get(MEASURED_KEY, MEASURED_SHARE)
-    return (acc.peak_tflops.get(p) or acc.peak_tflops.fp32) * 1e12 * cal.compute_efficiency(acc, p)
+    used = p if acc.peak_tflops.get(p) else "fp32"
+    peak = float(acc.peak_tflops.get(used) or acc.peak_tflops.fp32)
+    clock = sustained_clock_share(acc) if used == "fp32" else 1.0
+    return peak * 1e12 * cal.compute_efficiency(acc, p) * clock
 
 
 def _bandwidth(acc: Accelerator, cal: Calibration) -> float:

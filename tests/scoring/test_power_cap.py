@@ -1,0 +1,48 @@
+"""hardware.sustained_clock_share: a power-capped board of a die sustains less FP32 than its
+datasheet, by the cube root of its power share against the die's full-power board."""
+
+from __future__ import annotations
+
+import pytest
+
+from recommender.catalog import Catalog
+from recommender.scoring.achievable import full_power_dies
+from recommender.scoring.calibration import prior_calibration
+from recommender.scoring.hardware import capabilities, sustained_clock_share
+
+
+def test_a_72_w_l4_sustains_the_cube_root_of_its_power_share(catalog: Catalog) -> None:
+    l4 = catalog.accelerator("L4")
+    ref = full_power_dies()["AD104"]  # GeForce RTX 4070 Ti: 285 W, 40.1 TFLOP/s
+    share = (72 / 30.3) / (ref.tdp_w / ref.fp32_tflops)
+    assert sustained_clock_share(l4) == pytest.approx(share ** (1 / 3))
+    assert 0.65 < sustained_clock_share(l4) < 0.75
+
+
+def test_full_power_boards_and_dies_without_a_reference_keep_their_clock(
+    catalog: Catalog,
+) -> None:
+    for name in ("H100-SXM5-80GB", "A100-SXM4-80GB", "T4", "V100-SXM2-16GB"):
+        assert sustained_clock_share(catalog.accelerator(name)) == 1.0
+    assert sustained_clock_share(catalog.accelerator("H100-PCIe-80GB")) < 1.0
+    assert sustained_clock_share(catalog.accelerator("A10")) < sustained_clock_share(
+        catalog.accelerator("A10G")
+    )
+
+
+def test_only_fp32_on_the_cuda_cores_is_capped(catalog: Catalog) -> None:
+    """Tensor-core rates keep their fitted efficiency: the capped share applies to FP32."""
+    cal = prior_calibration()
+    l4 = catalog.accelerator("L4")
+    fp32 = capabilities([l4], "fp32", cal).flops[0]
+    bf16 = capabilities([l4], "bf16", cal).flops[0]
+    clock = sustained_clock_share(l4)
+    assert fp32 == pytest.approx(30.3e12 * cal.compute_efficiency(l4, "fp32") * clock)
+    assert bf16 == pytest.approx(121e12 * cal.compute_efficiency(l4, "bf16"))
+
+
+def test_every_reference_die_is_one_the_catalog_sells(catalog: Catalog) -> None:
+    chips = {a.chip for a in catalog.accelerators}
+    for chip, ref in full_power_dies().items():
+        assert chip in chips, chip
+        assert ref.source.strip() and ref.tdp_w > 0 and ref.fp32_tflops > 0

@@ -302,10 +302,13 @@ XGMI_ONLY = frozenset({"MI300X", "MI325X"})
 # Activation checkpointing and weight sharding as a training row's task states them, in the
 # vocabulary of the workload's ``training:`` recipe (recommender/recipe.py); blank where the
 # task is silent (the planner chooses). torchtitan's "per-op SAC" (and its "selective" mode)
-# saves the matmul outputs and recomputes the cheap operations between them, which is the
-# recipe's ``selective``; FSDP (torchtitan's FSDP2, KempnerForge's FSDP=N) shards weights,
-# gradients and optimizer state over the data-parallel ranks: ``zero3`` (Zhao et al. 2023,
-# "PyTorch FSDP", section 3: FULL_SHARD is ZeRO-3).
+# maps to the recipe's ``selective``, its nearest value, which charges less recomputation
+# than it runs: the recipe recomputes the attention core (Korthikanti et al. 2022), while
+# torchtitan's op policy "saves output of all compute ops, except every second mm"
+# (torchtitan parallelize_llama.py, ``_custom_policy``), so the element-wise operations and
+# half the forward matmuls run again. FSDP (torchtitan's FSDP2, KempnerForge's FSDP=N) shards
+# weights, gradients and optimizer state over the data-parallel ranks: ``zero3`` (Zhao et al.
+# 2023, "PyTorch FSDP", section 3: FULL_SHARD is ZeRO-3).
 CHECKPOINTINGS = ("none", "selective", "full")
 CHECKPOINTING_RULES: tuple[tuple[str, str], ...] = (
     (r"full activation checkpointing|full ac\b", "full"),

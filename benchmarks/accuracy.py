@@ -98,6 +98,13 @@ def _peak(acc: Accelerator, precision: str) -> float:
     return float(acc.peak_tflops.get(used) or acc.peak_tflops.fp32)
 
 
+def with_baseline(rows: list[Row], modelled: np.ndarray, a: int, b: int) -> float:
+    """Error of predicting row ``b`` from row ``a``'s measurement: measured_a x modelled_b /
+    modelled_a (Habitat-style scaling, what ``predict`` does with a ``baseline:``)."""
+    predicted = rows[a].observation.throughput * float(modelled[b] / modelled[a])
+    return err(predicted, rows[b].observation.throughput)
+
+
 def naive(rows: list[Row], catalog: Catalog, a: int, b: int, how: str) -> float:
     oa, ob = rows[a].observation, rows[b].observation
     acc_a, acc_b = catalog.accelerator(oa.accelerator), catalog.accelerator(ob.accelerator)
@@ -163,10 +170,8 @@ def evaluate(
     for a, b in pair_list:
         if b not in wanted or modelled[a] <= 0 or modelled[b] <= 0:
             continue
-        ob, oa = rows[b].observation, rows[a].observation
-        predicted = oa.throughput * float(modelled[b] / modelled[a])
         cls = rows[b].cls
-        out["baseline"].add(cls, err(predicted, ob.throughput))
+        out["baseline"].add(cls, with_baseline(rows, modelled, a, b))
         for how in ("peak", "bandwidth", "geomean"):
             out[how].add(cls, naive(rows, catalog, a, b, how))
     return out
@@ -249,10 +254,9 @@ def print_detail(rows: list[Row], catalog: Catalog, modelled: np.ndarray, limit:
     for a, b in pairs(rows):
         if modelled[a] <= 0 or modelled[b] <= 0:
             continue
-        predicted = rows[a].observation.throughput * float(modelled[b] / modelled[a])
         model = rows[b].key.split("|")[1]
         groups[(rows[b].cls, rows[b].source, model)].append(
-            (err(predicted, rows[b].observation.throughput), naive(rows, catalog, a, b, "geomean"))
+            (with_baseline(rows, modelled, a, b), naive(rows, catalog, a, b, "geomean"))
         )
 
     def excess(item: tuple[tuple[str, str, str], list[tuple[float, float]]]) -> float:

@@ -21,8 +21,13 @@ import numpy as np
 import numpy.typing as npt
 
 from recommender.catalog import Catalog
-from recommender.scoring.calibration import Calibration, efficiency_keys, precision_class
-from recommender.scoring.hardware import Capabilities, capabilities
+from recommender.scoring.calibration import (
+    MEASURED_MEMORY_KEY,
+    Calibration,
+    efficiency_keys,
+    precision_class,
+)
+from recommender.scoring.hardware import MEASURED_KEY, Capabilities, capabilities
 from recommender.scoring.memory import StateBytes, state_bytes
 from recommender.scoring.predict import Rows, predict_rows
 from recommender.scoring.shape import Shape, shape_of
@@ -112,8 +117,8 @@ def _parameters(
             cal = replace(cal, compute={**cal.compute, key: value})
             params.append(_dict_param("compute", key, EFFICIENCY_SIGMA, EFFICIENCY_MAX))
     params += [
-        _dict_param("compute", "measured:tensor", EFFICIENCY_SIGMA, EFFICIENCY_MAX),
-        _dict_param("memory", "measured", EFFICIENCY_SIGMA, EFFICIENCY_MAX),
+        _dict_param("compute", MEASURED_KEY, EFFICIENCY_SIGMA, EFFICIENCY_MAX),
+        _dict_param("memory", MEASURED_MEMORY_KEY, EFFICIENCY_SIGMA, EFFICIENCY_MAX),
         _dict_param("transformer_passes", "eager", DEMAND_SIGMA),
         _dict_param("transformer_passes", "compiled", DEMAND_SIGMA),
         _dict_param("attention_passes", "eager", DEMAND_SIGMA),
@@ -206,7 +211,7 @@ def common_level(obs: Sequence[Observation], catalog: Catalog, cal: Calibration)
     k = float(np.median(measured / modelled_throughput(obs, catalog, cal)))
 
     def memory_cap(key: str) -> float:
-        return 1.0 if key == "measured" else MAX_DATASHEET_MEMORY_EFFICIENCY
+        return 1.0 if key == MEASURED_MEMORY_KEY else MAX_DATASHEET_MEMORY_EFFICIENCY
 
     return cal.with_values(
         compute={key: min(1.0, v * k) for key, v in cal.compute.items()},

@@ -33,8 +33,9 @@ lint: $(VENV)/.test-deps
 typecheck: $(VENV)/.test-deps
 	$(BIN)/mypy
 
+# One worker per core (pytest-xdist): the suite is CPU-bound and halves on two cores.
 pytest: $(VENV)/.test-deps
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto
 
 test: lint typecheck pytest
 

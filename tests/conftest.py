@@ -20,8 +20,8 @@ os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 os.environ.setdefault("GCE_METADATA_HOST", "127.0.0.1:1")
 os.environ.setdefault("GCE_METADATA_IP", "127.0.0.1:1")
 # The CLI's piped tables are asserted at their default width (PIPED_WIDTH, or $COLUMNS):
-# pytest-xdist's workers inherit COLUMNS=80 from the controller's terminal writer, which would
-# make those tests depend on how pytest was started.
+# pytest-xdist's workers start with COLUMNS=80 in their environment (seen with xdist 3.8 when
+# the controller had none), which would make those tests depend on how pytest was started.
 os.environ.pop("COLUMNS", None)
 os.environ.pop("LINES", None)
 # The catalog cache of this run (and of the commands it starts) stays out of the user's home.

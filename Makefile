@@ -33,7 +33,7 @@ lint: $(VENV)/.test-deps
 typecheck: $(VENV)/.test-deps
 	$(BIN)/mypy
 
-# One worker per core (pytest-xdist): the suite is CPU-bound and halves on two cores.
+# One worker per core (pytest-xdist): the suite is CPU-bound; on two cores 476 s -> ~300 s.
 pytest: $(VENV)/.test-deps
 	$(BIN)/pytest -q -n auto
 

@@ -193,6 +193,19 @@ def precision(row: Row) -> str:
     return rules.first_match(rules.PRECISION_RULES, row["precision"]) or "unknown"
 
 
+def weight_only_activations(row: Row) -> str | None:
+    """The activation precision of a weight-only quantised run (int8 / int4 / fp8 weights,
+    dequantised into 16-bit matmuls: torchao's int8wo / int4wo / float8wo, gpt-fast's
+    ``--mode int8``, AWQ's W4A16), else None. Its matmuls run at the 16-bit rate, so the
+    precision is the activations' and the quantised format is the weight format. A source
+    that names no activation type gets fp16: fp16 and bf16 tensor rates are equal on every
+    part that has both, and fp16 is the one every tensor-core part has."""
+    text = row["precision"].lower()
+    if not re.search(rules.WEIGHT_ONLY_PATTERN, text):
+        return None
+    return rules.first_match(rules.ACTIVATION_RULES, text) or "fp16"
+
+
 def kv_precision(row: Row, work: str) -> str:
     """fp8 where the model or settings name an fp8 KV cache; serving rows without it: unknown."""
     if work not in ("llm-serving", "llm-decode-bs1"):
@@ -402,6 +415,9 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         norm["batch"] = dle_batch(model, accelerator, norm["precision"], row["task"])
     serving = work in ("llm-serving", "llm-decode-bs1")
     norm["weight_format"] = norm["precision"] if serving else ""
+    activations = weight_only_activations(row) if serving else None
+    if activations is not None:
+        norm["precision"] = activations
     norm["usable"], norm["why_not"] = usability(norm, row)
     return norm
 

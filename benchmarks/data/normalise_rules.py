@@ -335,6 +335,14 @@ PRECISION_RULES: tuple[tuple[str, str], ...] = (
     (r"fp32", "fp32"),
 )
 
+# Weight-only quantisation (16-bit activations): "int8 weight-only", torchao's "int8wo",
+# "W4A16". Its activation type, where the text names one.
+WEIGHT_ONLY_PATTERN = r"weight-only|weight only|\bw[48]a16\b"
+ACTIVATION_RULES: tuple[tuple[str, str], ...] = (
+    (r"bf16 activations|bfloat16 activations", "bf16"),
+    (r"fp16 activations|float16 activations|\bw[48]a16\b", "fp16"),
+)
+
 
 def first_match(rules: tuple[tuple[str, str], ...], text: str) -> str | None:
     """The value of the first rule whose pattern occurs in `text` (lower-cased), else None."""

@@ -212,3 +212,16 @@ def test_training_recipes_and_power_caps_are_read_from_the_task(
     capped = [r for r in rows if "power limited" in r["why_not"]]
     assert capped and {r["accelerator"] for r in capped} == {"B200"}
     assert all(r["usable"] == "yes" for r in rows if r["source_id"] == "gpt-fast")
+
+
+def test_weight_only_quantisation_keeps_16_bit_matmuls(rows: list[dict[str, str]]) -> None:
+    """A weight-only run (torchao's int8wo, gpt-fast's --mode int8, AWQ's W4A16) computes in its
+    16-bit activation type with quantised weights, so it never shares a key with a run whose
+    matmuls are int8 (torchao's int8dq, whose own table shows 64 GB/s achieved at batch 1)."""
+    torchao = [r for r in rows if r["source_id"] == "torchao" and r["weight_format"] == "int8"]
+    by_precision = {r["precision"] for r in torchao}
+    assert by_precision == {"bf16", "int8"}
+    gpt_fast = [r for r in rows if r["source_id"] == "gpt-fast" and r["weight_format"] == "int8"]
+    assert gpt_fast and {r["precision"] for r in gpt_fast} <= {"bf16", "fp16"}
+    awq = [r for r in rows if r["weight_format"] == "int4" and r["source_id"] == "lmdeploy"]
+    assert awq and all(r["precision"] == "fp16" for r in awq)

@@ -1,7 +1,7 @@
 """Fitting the calibration constants to measured throughputs.
 
 Each observation is a workload measured on ``gpus`` x an accelerator. The fit adjusts, in
-log space, the achievable compute efficiency of each chip-form and precision class that the
+log space, the achievable compute efficiency of each architecture and precision class that the
 observations cover, the memory-bandwidth efficiency, the demand model's pass counts and the
 per-kernel overheads, so that modelled throughput matches the measurements. A Gaussian prior
 pulls every constant toward its hand-set value, so constants the data barely constrain stay
@@ -24,7 +24,6 @@ from recommender.catalog import Catalog
 from recommender.scoring.calibration import (
     MEASURED_MEMORY_KEY,
     Calibration,
-    efficiency_keys,
     precision_class,
 )
 from recommender.scoring.hardware import MEASURED_KEY, Capabilities, capabilities
@@ -95,9 +94,19 @@ def _parameters(
 ) -> tuple[list[_Param], Calibration]:
     """The constants a fit may move: the shares of the *measured* matmul rate and memory
     bandwidth a model reaches (shared by every accelerator with published measurements), one
-    achievable efficiency per chip and form factor (and precision class) for the others
-    (power-capped parts like the 75 W P4 and 72 W L4 sustain far less of their datasheet than
-    their full-power siblings), and the shared demand and overhead constants.
+    achievable efficiency per architecture and precision class for the others, and the shared
+    demand and overhead constants.
+
+    Efficiencies are per architecture, not per chip and form factor: one share of the
+    datasheet for every Ada part, say, with what differs between parts of one architecture
+    carried by measurable quantities (the datasheet peaks, a power-capped board's sustained
+    clock: ``hardware.sustained_clock_share``). Per chip-form, a factor was free for each
+    GPU a source happened to measure and absorbed that source's quirks: leave-one-source-out
+    with a baseline 22.0 -> 20.9 % overall and inference 26.4 -> 24.1 % when it went (with
+    the hand-set ``AD104:tensor`` prior, the only chip-level one), MLPerf Inference held out
+    21.4 -> 19.8 %. One per die (any form factor) scored 21.0 %, and pooling the two (a
+    per-chip factor under a 0.2 log-sigma prior around its architecture's) 21.4 %: neither
+    is better than one per architecture, which has the fewest free factors.
 
     A serving engine's host time per decode iteration (``serving_step_s``) is not fitted: it
     stays at the value ``priors.json`` sources. Left free it absorbed what other serving rows
@@ -108,8 +117,7 @@ def _parameters(
     seen: set[str] = set()
     for o in obs:
         acc = catalog.accelerator(o.accelerator)
-        group = efficiency_keys(acc)[1] if acc.chip else acc.id
-        key = f"{group}:{precision_class(o.workload.precision)}"
+        key = f"{acc.architecture}:{precision_class(o.workload.precision)}"
         if key not in seen:
             seen.add(key)
             # Start from the value the chain gives today, so the prior is the current belief.

@@ -3,8 +3,10 @@
 Datasheet rooflines are 20-50 % optimistic, worst on power-limited cards (T4, L4). The
 predictor multiplies each peak by an efficiency looked up along a chain from the most to the
 least specific key: the accelerator id, ``chip-form`` (e.g. ``GA100-pcie``), the chip, the
-architecture, then ``*``. Precisions fall in two classes: ``simt`` (fp32 on CUDA cores) and
-``tensor`` (tf32, bf16, fp16, fp8, int8 on matrix units).
+architecture, then ``*`` (the shipped fit sets one per architecture: see
+``calibrate._parameters``; a calibration may still pin a single part). Precisions fall in
+two classes: ``simt`` (fp32 on CUDA cores) and ``tensor`` (tf32, bf16, fp16, fp8, int8 on
+matrix units).
 
 Two files ship next to this module: ``priors.json`` (set by hand, with the reasoning in its
 notes) and ``calibration.json``, the priors refined on the published throughput development

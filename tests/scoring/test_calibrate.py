@@ -21,7 +21,7 @@ from .conftest import make
 
 def test_fit_recovers_a_known_efficiency(catalog: Catalog) -> None:
     priors = prior_calibration()
-    truth = priors.with_values(compute={**priors.compute, "GA100-pcie:simt": 0.45})
+    truth = priors.with_values(compute={**priors.compute, "ampere:simt": 0.45})
     workloads = [make(precision="fp32", batch_size=b) for b in (4, 8, 16)]
     obs = [Observation(w, "A100-PCIe-40GB", 1, 0.0) for w in workloads]
     measured = modelled_throughput(obs, catalog, truth)
@@ -86,3 +86,20 @@ def test_one_fitted_memory_share_moves_every_chip(catalog: Catalog) -> None:
     l4 = accs[1]
     share = DATASHEET_TRIAD_SHARE * priors.memory["measured"]
     assert before[1] == pytest.approx(l4.memory_bandwidth_gbs * 1e9 * share)
+
+
+def test_fit_moves_one_efficiency_per_architecture(catalog: Catalog) -> None:
+    """Two parts of one architecture (a GA100 and a GA102 board) share the fitted efficiency:
+    the fit adds no per-chip key, so a source that measured one GPU cannot give it a free
+    factor of its own (calibrate._parameters has the cross-validated reason)."""
+    priors = prior_calibration()
+    parts = ("A100-PCIe-40GB", "A10G")
+    obs = [
+        Observation(make(precision="fp32", batch_size=b), acc, 1, 100.0 * b, group=acc)
+        for acc in parts
+        for b in (4, 16)
+    ]
+    fitted = fit(obs, catalog, priors)
+    assert set(fitted.compute) == set(priors.compute)
+    a100, a10g = (fitted.compute_efficiency(catalog.accelerator(p), "fp32") for p in parts)
+    assert a100 == a10g == fitted.compute["ampere:simt"]

@@ -117,3 +117,33 @@ def test_rates_in_the_sources_own_unit_are_baselines_only(
     scores = accuracy.evaluate(rows, catalog, modelled, whisper, accuracy.pairs(rows))
     assert not scores["absolute"].all()
     assert scores["baseline"].all()
+
+
+def test_lookup_floor_recovers_a_separable_table(
+    loaded: tuple[list[object], Counter[str], object],
+) -> None:
+    """accuracy_floor.py's table fit is exact on rows that are separable by construction (each
+    throughput a run offset x a factor per configuration x GPUs), so what it prints on the
+    published rows is their noise, not the fit's."""
+    from dataclasses import replace
+
+    floor = pytest.importorskip("accuracy_floor")
+    rows = loaded[0][:200]
+    configs = sorted({floor.per_config(r) for r in rows}, key=repr)
+    runs = sorted({r.key for r in rows})
+    factor = {c: 1.0 + n for n, c in enumerate(configs)}
+    offset = {k: 10.0 + 3 * n for n, k in enumerate(runs)}
+    synthetic = [
+        replace(
+            r,
+            observation=replace(
+                r.observation,
+                throughput=offset[r.key] * factor[floor.per_config(r)] * r.observation.gpus,
+            ),
+        )
+        for r in rows
+    ]
+    table = floor.fit_table(synthetic, list(range(len(synthetic))), floor.per_config)
+    model = floor.modelled(synthetic, table, floor.per_config)
+    errors = [accuracy.with_baseline(synthetic, model, a, b) for a, b in accuracy.pairs(synthetic)]
+    assert errors and max(errors) < 1e-6

@@ -1,0 +1,120 @@
+"""How far a per-GPU lookup table gets on the accuracy rows: the floor the engine is held to.
+
+The table is the most a model with one free factor per hardware configuration can say: log
+throughput per GPU = an offset per run (the rows of one key) + a factor per (accelerator,
+class, precision), fitted by alternating least squares, scored with ``accuracy.py``'s
+baseline pair error. In-sample (fitted on every row it scores) it is the noise floor of the
+rows; leave-one-source-out it shows how much of one source's hardware ratios another
+source's measurements carry: only pairs whose two factors some other source measured can be
+predicted at all.
+
+    python benchmarks/accuracy_floor.py
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Hashable
+
+import numpy as np
+from accuracy import CLASSES, bench_catalog, pairs, predictable, with_baseline
+from published import Row, load_rows
+
+from recommender.scoring.calibration import prior_calibration
+
+# Alternating least squares on a two-way additive model converges geometrically; 200 sweeps
+# leave the factors unchanged to ~1e-9 on these rows.
+SWEEPS = 200
+
+Factor = Callable[[Row], Hashable]
+
+
+def per_config(r: Row) -> Hashable:
+    o = r.observation
+    return (o.accelerator, r.cls, o.workload.precision)
+
+
+def per_config_and_count(r: Row) -> Hashable:
+    o = r.observation
+    return (o.accelerator, r.cls, o.workload.precision, o.gpus)
+
+
+def fit_table(rows: list[Row], members: list[int], factor: Factor) -> dict[Hashable, float]:
+    """log factor per configuration, fitted on ``rows[members]``."""
+    y = np.log([rows[i].observation.throughput / rows[i].observation.gpus for i in members])
+    keys = {k: n for n, k in enumerate(sorted({rows[i].key for i in members}))}
+    configs: dict[Hashable, int] = {}
+    for i in members:
+        configs.setdefault(factor(rows[i]), len(configs))
+    ki = np.array([keys[rows[i].key] for i in members])
+    fi = np.array([configs[factor(rows[i])] for i in members])
+    offset, value = np.zeros(len(keys)), np.zeros(len(configs))
+    for _ in range(SWEEPS):
+        offset = np.bincount(ki, y - value[fi], len(keys)) / np.bincount(ki, minlength=len(keys))
+        value = np.bincount(fi, y - offset[ki], len(configs)) / np.bincount(
+            fi, minlength=len(configs)
+        )
+    return {c: float(value[n]) for c, n in configs.items()}
+
+
+def modelled(rows: list[Row], table: dict[Hashable, float], factor: Factor) -> np.ndarray:
+    """Throughput per row (nan where its configuration is not in the table)."""
+    out = np.full(len(rows), np.nan)
+    for i, r in enumerate(rows):
+        f = table.get(factor(r))
+        if f is not None:
+            out[i] = np.exp(f) * r.observation.gpus
+    return out
+
+
+def report(title: str, errors: dict[str, list[float]], totals: dict[str, int]) -> None:
+    print(f"\n{title}")
+    print(f"  {'class':<12} {'pairs':>6} {'predictable':>12} {'mean |error| %':>15}")
+    for cls in (*CLASSES, "all"):
+        e = errors.get(cls, [])
+        mean = f"{np.mean(e):.1f}" if e else "-"
+        print(f"  {cls:<12} {totals.get(cls, 0):>6} {len(e):>12} {mean:>15}")
+
+
+def main() -> int:
+    catalog = bench_catalog()
+    rows, _ = load_rows(catalog)
+    rows = predictable(rows, catalog, prior_calibration())
+    pair_list = pairs(rows)
+    everything = list(range(len(rows)))
+    for name, factor in (
+        ("accelerator x class x precision", per_config),
+        ("accelerator x class x precision x GPU count", per_config_and_count),
+    ):
+        model = modelled(rows, fit_table(rows, everything, factor), factor)
+        errors: dict[str, list[float]] = defaultdict(list)
+        totals: dict[str, int] = defaultdict(int)
+        for a, b in pair_list:
+            e = with_baseline(rows, model, a, b)
+            for cls in (rows[b].cls, "all"):
+                errors[cls].append(e)
+                totals[cls] += 1
+        report(f"in-sample lookup table, one factor per {name}", errors, totals)
+    errors, totals = defaultdict(list), defaultdict(int)
+    for source in sorted({r.source for r in rows}):
+        train = [i for i, r in enumerate(rows) if r.source != source]
+        model = modelled(rows, fit_table(rows, train, per_config), per_config)
+        for a, b in pair_list:
+            if rows[b].source != source:
+                continue
+            for cls in (rows[b].cls, "all"):
+                totals[cls] += 1
+                if np.isfinite(model[a]) and np.isfinite(model[b]):
+                    errors[cls].append(with_baseline(rows, model, a, b))
+    report(
+        "leave-one-source-out lookup table (accelerator x class x precision): a pair is "
+        "predictable when another source measured both its configurations",
+        errors,
+        totals,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -87,6 +87,12 @@ def _serving_plan(w: Workload, sv: Serving, i: int) -> Plan:
     weights = spec.weights or w.precision
     tp, conc = int(sv.tp[i]), int(sv.concurrency[i])
     assumed = [f"continuous batching of {conc} sequences per copy (KV cache and targets)"]
+    queued = int(sv.queued[i])
+    if queued > 0:
+        assumed.append(
+            f"{queued} more requests per copy wait for KV-cache room (the engine queues them; "
+            "their wait counts in TTFT)"
+        )
     if spec.tensor_parallel == "auto" and tp > 1:
         assumed.append(f"tensor parallel {tp}")
     return Plan(

@@ -70,6 +70,7 @@ class Serving:
     fits: BoolArray
     tp: FloatArray
     concurrency: FloatArray  # sequences one model copy decodes at once
+    queued: FloatArray  # of a pinned concurrency, the requests per copy waiting for KV room
     copies: FloatArray  # model copies per instance
     need_bytes: FloatArray  # per GPU: weights + runtime + the KV the concurrency uses
     weights_bytes: FloatArray  # per GPU
@@ -230,16 +231,22 @@ def plan_serving(
     weights_gpu = s.parameters * wb / tp
     replication = np.maximum(tp / max(s.kv_heads, 1.0), 1.0)  # KV heads copied when tp > heads
     seq_tokens = float(spec.prompt_tokens + spec.output_tokens)
-    kv_gpu = b * seq_tokens * s.kv_bytes_per_token_16 * kvb / 2.0 * replication / tp
+    kv_per_sequence = seq_tokens * s.kv_bytes_per_token_16 * kvb / 2.0 * replication / tp
+    asked = b
+    b, waiting = _running_batch(w, asked, room - weights_gpu, kv_per_sequence)
+    kv_gpu = b * kv_per_sequence
     need = weights_gpu + kv_gpu
-    fits = (tp <= gpus) & (np.mod(gpus, tp) == 0) & (need <= room) & r.supported
+    fits = (tp <= gpus) & (np.mod(gpus, tp) == 0) & (b >= 1) & r.supported
+    b = np.maximum(b, 1.0)  # configurations that do not fit still get finite figures
     context = spec.prompt_tokens + spec.output_tokens / 2.0
     decode, memory_bound = _decode_step(w, s, r, tp, b, context, wb, kvb, cal)
     prefill = _prefill(s, r, tp, float(spec.prompt_tokens), cal)
     out = float(spec.output_tokens)
     cycle = out * decode + b * prefill
     tpot = cycle / out
-    ttft = prefill + decode
+    # A request that finds every KV slot taken waits for ``waiting`` requests ahead of it to
+    # finish, at ``b / cycle`` completions per second (a closed loop of ``asked`` clients).
+    ttft = prefill + decode + waiting * cycle / b
     latency = ttft + out * tpot
     copies = np.floor(gpus / tp)
     requests = copies * b / cycle
@@ -262,6 +269,7 @@ def plan_serving(
         fits=chosen_fits,
         tp=pick(tp),
         concurrency=pick(b),
+        queued=pick(waiting),
         copies=pick(copies),
         need_bytes=pick(need) + RUNTIME_OVERHEAD_BYTES,
         weights_bytes=pick(weights_gpu),
@@ -275,6 +283,30 @@ def plan_serving(
         tokens_per_s=np.where(chosen_fits, pick(requests) * out, 0.0),
         memory_bound=pick(memory_bound) > 0,
     )
+
+
+def _running_batch(
+    w: Workload, asked: FloatArray, kv_room: FloatArray, kv_per_sequence: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """(sequences a copy decodes at once, requests per copy left waiting).
+
+    A continuous-batching engine admits a request only when its KV blocks fit (vLLM's
+    scheduler, Kwon et al. 2023, section 4.2; TGI and LMDeploy alike), so the running batch is
+    the concurrency asked for, at most what the KV room holds. Of a concurrency the user pins
+    (``batch_size``: a load test's concurrent clients) the rest queue. A candidate the planner
+    tries itself (``_batch_choices``) fits whole or is not a plan, so its pick stays the
+    largest candidate the room and the targets allow. None fits when the weights leave no
+    room for one sequence."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slots = np.where(
+            kv_per_sequence > 0, np.floor(np.maximum(kv_room, 0.0) / kv_per_sequence), np.inf
+        )
+    slots = np.where(kv_room > 0, slots, 0.0)
+    if "batch_size" in w.model_fields_set:
+        running = np.minimum(asked, slots)
+        return np.asarray(running, dtype=np.float64), np.asarray(asked - running, dtype=np.float64)
+    running = np.where(asked <= slots, asked, 0.0)
+    return np.asarray(running, dtype=np.float64), np.zeros_like(running, dtype=np.float64)
 
 
 def _meets_targets(

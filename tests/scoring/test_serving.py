@@ -48,6 +48,26 @@ def test_concurrency_is_bounded_by_the_kv_cache_room(catalog: Catalog) -> None:
     assert small.plan.concurrency * kv_per_seq < 24 * 2**30 - 16e9
 
 
+def test_a_pinned_concurrency_beyond_the_kv_room_queues_instead_of_failing(
+    catalog: Catalog,
+) -> None:
+    """64 clients against an 8B bf16 model on a 24 GB L4: the KV room holds a few of them
+    (vLLM admits a request only when its blocks fit), the rest wait, and their wait shows in
+    TTFT. Throughput is that of the batch that runs (every sequence the room holds, at least
+    the planner's own pick of a power of two), not 'does not fit'."""
+    pinned = predict(_serve("llama-3-8b", batch_size=64), "L4", 1, catalog=catalog)
+    free = predict(_serve("llama-3-8b"), "L4", 1, catalog=catalog)
+    assert pinned.fits_in_memory and pinned.plan is not None and free.plan is not None
+    running = pinned.plan.concurrency
+    assert running is not None and 1 <= running < 64
+    kv_per_seq = 131_072 * (1024 + 256)
+    assert running * kv_per_seq < 24 * 2**30 - 16e9
+    assert any("wait for KV-cache room" in a for a in pinned.plan.assumed)
+    assert (pinned.plan.ttft_ms or 0) > 10 * (free.plan.ttft_ms or 0)
+    assert running >= (free.plan.concurrency or 0)
+    assert (free.tokens_per_s or 0) <= (pinned.tokens_per_s or 0) < 2 * (free.tokens_per_s or 0)
+
+
 def test_a_tpot_target_trades_concurrency_for_latency(catalog: Catalog) -> None:
     loose = predict(_serve("llama-3-8b"), "H100", 1, catalog=catalog)
     tight = predict(_serve("llama-3-8b", targets={"tpot_ms": 15}), "H100", 1, catalog=catalog)

@@ -147,3 +147,22 @@ def test_lookup_floor_recovers_a_separable_table(
     model = floor.modelled(synthetic, table, floor.per_config)
     errors = [accuracy.with_baseline(synthetic, model, a, b) for a, b in accuracy.pairs(synthetic)]
     assert errors and max(errors) < 1e-6
+
+
+def test_fit_subsample_is_stratified_and_stable_under_added_rows(
+    loaded: tuple[list[object], Counter[str], object],
+) -> None:
+    """Each source gets its share of the fit's rows, and rows added to one source move the
+    subsample by about as many rows, not all of it (every-k-th-row sampling reshuffled it)."""
+    rows = loaded[0]
+    limit = 300
+    full = accuracy._subsample(rows, limit)
+    assert len(full) == limit
+    totals, taken = Counter(r.source for r in rows), Counter(r.source for r in full)
+    for source, n in totals.items():
+        assert abs(taken[source] - limit * n / len(rows)) < 1.0
+    source = max(totals, key=lambda s: totals[s])
+    dropped = [r for r in rows if r.source == source][:7]
+    fewer = accuracy._subsample([r for r in rows if r not in dropped], limit)
+    moved = {r.row_id for r in full} ^ {r.row_id for r in fewer}
+    assert len(moved) <= 2 * len(dropped) + 4

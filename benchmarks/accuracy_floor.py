@@ -14,11 +14,21 @@ predicted at all.
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
+from collections import Counter
 from collections.abc import Callable, Hashable
 
 import numpy as np
-from accuracy import CLASSES, bench_catalog, pairs, predictable, with_baseline
+from accuracy import (
+    CLASSES,
+    Pair,
+    Scores,
+    _mean,
+    bench_catalog,
+    merge,
+    pairs,
+    predictable,
+    with_baseline,
+)
 from published import Row, load_rows
 
 from recommender.scoring.calibration import prior_calibration
@@ -68,13 +78,28 @@ def modelled(rows: list[Row], table: dict[Hashable, float], factor: Factor) -> n
     return out
 
 
-def report(title: str, errors: dict[str, list[float]], totals: dict[str, int]) -> None:
+def score(
+    rows: list[Row], model: np.ndarray, pair_list: list[Pair], source: str | None = None
+) -> tuple[Scores, Counter[str]]:
+    """Baseline pair errors of the pairs whose target is in ``source`` (every pair without
+    one), per class, where the table has both configurations; and every such pair counted."""
+    errors, totals = Scores(), Counter[str]()
+    for a, b in pair_list:
+        if source is not None and rows[b].source != source:
+            continue
+        totals[rows[b].cls] += 1
+        if np.isfinite(model[a]) and np.isfinite(model[b]):
+            errors.add(rows[b].cls, with_baseline(rows, model, a, b))
+    return errors, totals
+
+
+def report(title: str, errors: Scores, totals: Counter[str]) -> None:
     print(f"\n{title}")
     print(f"  {'class':<12} {'pairs':>6} {'predictable':>12} {'mean |error| %':>15}")
     for cls in (*CLASSES, "all"):
-        e = errors.get(cls, [])
-        mean = f"{np.mean(e):.1f}" if e else "-"
-        print(f"  {cls:<12} {totals.get(cls, 0):>6} {len(e):>12} {mean:>15}")
+        e = errors.all() if cls == "all" else errors.by_class.get(cls, [])
+        n = sum(totals.values()) if cls == "all" else totals[cls]
+        print(f"  {cls:<12} {n:>6} {len(e):>12} {_mean(e).strip():>15}")
 
 
 def main() -> int:
@@ -88,29 +113,18 @@ def main() -> int:
         ("accelerator x class x precision x GPU count", per_config_and_count),
     ):
         model = modelled(rows, fit_table(rows, everything, factor), factor)
-        errors: dict[str, list[float]] = defaultdict(list)
-        totals: dict[str, int] = defaultdict(int)
-        for a, b in pair_list:
-            e = with_baseline(rows, model, a, b)
-            for cls in (rows[b].cls, "all"):
-                errors[cls].append(e)
-                totals[cls] += 1
-        report(f"in-sample lookup table, one factor per {name}", errors, totals)
-    errors, totals = defaultdict(list), defaultdict(int)
+        report(f"in-sample lookup table, one factor per {name}", *score(rows, model, pair_list))
+    parts, totals = [], Counter[str]()
     for source in sorted({r.source for r in rows}):
         train = [i for i, r in enumerate(rows) if r.source != source]
         model = modelled(rows, fit_table(rows, train, per_config), per_config)
-        for a, b in pair_list:
-            if rows[b].source != source:
-                continue
-            for cls in (rows[b].cls, "all"):
-                totals[cls] += 1
-                if np.isfinite(model[a]) and np.isfinite(model[b]):
-                    errors[cls].append(with_baseline(rows, model, a, b))
+        held, counted = score(rows, model, pair_list, source)
+        parts.append({"held out": held})
+        totals += counted
     report(
         "leave-one-source-out lookup table (accelerator x class x precision): a pair is "
         "predictable when another source measured both its configurations",
-        errors,
+        merge(parts)["held out"],
         totals,
     )
     return 0

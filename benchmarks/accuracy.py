@@ -5,8 +5,8 @@ same key ran the same workload on other hardware (another GPU, or another GPU co
 row in turn is the baseline for the others ("with baseline": the engine's Habitat-style
 scaling, measured_a x modelled_b / modelled_a, which is what ``predict`` does with a
 ``baseline:`` of the same workload). "Without baseline" is the engine's absolute prediction,
-scored on the rows whose rate is in the engine's unit (MLPerf's Whisper counts generated
-tokens of transcripts of unstated length: its rows are baselines for one another only).
+scored on the rows whose rate is in the engine's unit (a per-sample model's generated
+tokens of unstated length are baselines for one another only).
 
 Cross-validation:
 - leave-one-source-out: the constants are fitted (``calibrate.fit``, starting from the
@@ -385,7 +385,7 @@ def main() -> int:
             **priors.notes,
             "fitted": (
                 f"fitted by benchmarks/accuracy.py --write on {min(len(rows), FIT_ROWS)} of the "
-                f"{len(rows)} predictable rows (an evenly spaced subsample) of "
+                f"{len(rows)} predictable rows (a per-source stratified subsample) of "
                 "benchmarks/data/accuracy_rows.csv from "
                 f"{len(sources)} sources (log-error least squares with a free factor per "
                 "run, priors from priors.json)"

@@ -198,11 +198,11 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
         replicas = (_int(r["gpus"]) or 1) // (tp or 1)
         global_batch = _int(r["global_batch"])
         spec["batch_size"] = batch or (max(1, (global_batch or 256) // max(replicas, 1)))
-    elif cls == "inference":
+    elif cls == "inference" and not r["output_tokens"]:
         spec["kind"] = "inference"
         spec["model"]["sequence_length"] = seq or 128
         spec["batch_size"] = batch or (DEFAULT_ENGINE_BATCH if r["execution"] == "engine" else 1)
-    elif cls in ("llm-serving", "llm-decode"):
+    elif cls in ("inference", "llm-serving", "llm-decode"):  # a generation loop
         spec["kind"] = "inference"
         fmt = r["weight_format"] if r["weight_format"] in WEIGHT_FORMATS else None
         tp = _int(r["tensor_parallel"])
@@ -226,10 +226,11 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
 
 def _measured(r: dict[str, str], w: Workload) -> tuple[float, bool] | None:
     """The row's value in the engine's unit, samples or requests per s per instance, and
-    whether it is that unit. MLPerf's Whisper counts generated tokens of a transcript whose
-    length no source states (``MLPERF_TOKEN_RESULTS`` in normalise_rules.py): its tokens/s
-    are a fixed multiple of samples/s across the round's hardware (one dataset), so they
-    serve as a baseline for one another, but not as an absolute rate."""
+    whether it is that unit. Generated tokens convert to requests by the row's output tokens
+    (MLPerf's Whisper: the dataset's tokens per transcript, ``MLPERF_LLM_REQUESTS`` in
+    normalise_rules.py); a per-sample workload's generated tokens of no stated length are a
+    fixed multiple of its samples/s across one dataset, so they serve as a baseline for one
+    another, but not as an absolute rate."""
     value, gpus = float(r["value"]), _int(r["gpus"]) or 1
     per_instance = value * (gpus if r["scope"] == "per_gpu" else 1)
     metric = r["metric"]

@@ -281,7 +281,8 @@ def _same(k: _Keys, first: str, second: str) -> int:
 def _whisper(k: _Keys) -> Fields:
     hidden, mels = k.integer("d_model"), k.integer("num_mel_bins")
     conv = mels * hidden * WHISPER_CONV_KERNEL + hidden * hidden * WHISPER_CONV_KERNEL + 2 * hidden
-    sinusoids = k.integer("max_source_positions") * hidden  # the encoder's fixed table, stored
+    source = k.integer("max_source_positions")  # the encoder always runs every position
+    sinusoids = source * hidden  # the encoder's fixed table, stored
     target = k.integer("max_target_positions")
     return {
         "type": "encoder-decoder",
@@ -295,6 +296,7 @@ def _whisper(k: _Keys) -> Fields:
         "bias": True,
         "learned_positions": target,
         "max_sequence_length": target,
+        "source_length": source,
         "extra_parameters": float(conv + sinusoids),
         "dropout": k.dropout("dropout", 0.0),
     }

@@ -71,6 +71,11 @@ class TransformerArch(ArchBase):
     learned_positions: Count = 0
     max_sequence_length: PositiveInt | None = None
     sequence_length: PositiveInt | None = None
+    source_length: PositiveInt | None = Field(
+        default=None,
+        description="Encoder-decoder: positions the encoder always runs, whatever the input "
+        "(Whisper's 1,500 audio frames: max_source_positions); unset, it reads the prompt.",
+    )
     experts: PositiveInt = 1
     experts_per_token: PositiveInt = 1
     shared_experts: Count = 0
@@ -115,6 +120,8 @@ class TransformerArch(ArchBase):
             problems.append(f"dense_layers ({self.dense_layers}) leaves no MoE layer")
         if self.decoder_layers is not None and self.type != "encoder-decoder":
             problems.append("decoder_layers is for type encoder-decoder")
+        if self.source_length is not None and self.type != "encoder-decoder":
+            problems.append("source_length is for type encoder-decoder")
         if self.attention == "mla" and None in (
             self.kv_lora_rank,
             self.qk_rope_head_dim,
@@ -228,17 +235,26 @@ class TransformerArch(ArchBase):
         router = float(self.hidden_size * self.experts)
         return (routed + self.shared_experts) * self._mlp_parameters(self.d_expert) + router
 
-    def _stack_parameters(self, active: bool) -> float:
+    def _first_stack_parameters(self, active: bool) -> float:
+        """The ``layers`` blocks (a decoder's, or an encoder-decoder's encoder) and their
+        final norm."""
         attn, norm = self._attention_parameters(), self._norm_parameters()
         dense_layers = self.layers - self.moe_layers
         own = dense_layers * self._ffn_parameters(False, active)
         own += self.moe_layers * self._ffn_parameters(True, active)
-        own += self.layers * (attn + 2 * norm)
-        if self.type == "encoder-decoder":  # decoder blocks: self-attn, cross-attn, FFN
-            n_dec = self.n_decoder_layers
-            own += n_dec * (2 * attn + self._ffn_parameters(self.is_moe, active) + 3 * norm)
-            own += norm  # the decoder's final norm
-        return own + norm  # final norm
+        return own + self.layers * (attn + 2 * norm) + norm
+
+    def _decoder_stack_parameters(self, active: bool) -> float:
+        """An encoder-decoder's decoder blocks (self-attention, cross-attention, FFN, three
+        norms) and final norm; 0 for the other types."""
+        if self.type != "encoder-decoder":
+            return 0.0
+        attn, norm = self._attention_parameters(), self._norm_parameters()
+        ffn = self._ffn_parameters(self.is_moe, active)
+        return self.n_decoder_layers * (2 * attn + ffn + 3 * norm) + norm
+
+    def _stack_parameters(self, active: bool) -> float:
+        return self._first_stack_parameters(active) + self._decoder_stack_parameters(active)
 
     def _embedding_parameters(self) -> float:
         h = self.hidden_size
@@ -294,6 +310,28 @@ class TransformerArch(ArchBase):
         return self.matmul_flops_per_token() + self.attention_flops_per_token(
             sequence_length, causal_skip
         )
+
+    # -- encoder-decoder generation ------------------------------------------------------
+    def decode_step_parameters(self) -> float:
+        """Weights one step of an encoder-decoder's generation loop streams: the decoder
+        blocks and the output head (the encoder ran once, before the loop)."""
+        return self._decoder_stack_parameters(active=True) + self.vocab_size * self.hidden_size
+
+    def encoder_matmul_flops_per_token(self) -> float:
+        """Forward FLOPs of the encoder's weight matrices per source position, with the
+        K and V projections every decoder layer's cross-attention makes of it."""
+        cross_kv = self.n_decoder_layers * 2 * self.hidden_size * self.kv_width
+        return FLOP_PER_MAC * (self._first_stack_parameters(active=True) + cross_kv)
+
+    def encoder_attention_flops_per_token(self, source_length: int) -> float:
+        """The encoder's (bidirectional) score and value products per source position."""
+        v_width = self.n_heads * (self.v_head_dim or self.d_head)
+        return FLOP_PER_MAC * source_length * (self.q_width + v_width) * self.layers
+
+    def cross_kv_elements_per_source_token(self) -> float:
+        """Cross-attention K and V one sequence keeps per source position, every decoder
+        layer (an encoder-decoder's decode steps read them all, each step)."""
+        return float(2 * self.n_decoder_layers * self.kv_width)
 
     # -- serving state -------------------------------------------------------------------
     def kv_elements_per_token(self) -> float:

@@ -42,6 +42,8 @@ from recommender.scoring.serving import (
     _prefill,
     _Rates,
     _rates,
+    decoder_prompt,
+    kv_bytes_per_sequence,
     weight_bytes_per_parameter,
 )
 from recommender.scoring.shape import BYTES_PER_ELEMENT
@@ -77,14 +79,14 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     room = ctx.caps.memory_gb[hw.acc].reshape(1, n_c, 1) * GIB * SERVING_MEMORY_UTILIZATION
     room = room - RUNTIME_OVERHEAD_BYTES
     weights = s.parameters * wb / (g * n)
-    seq = float(spec.prompt_tokens + spec.output_tokens)
+    sequence = kv_bytes_per_sequence(s, spec.prompt_tokens, spec.output_tokens, kvb)
     replication = np.maximum(g / max(s.kv_heads, 1.0), 1.0)
-    kv = b * seq * s.kv_bytes_per_token_16 * kvb / 2.0 * replication / (g * n)
+    kv = b * sequence * replication / (g * n)
     supported = r.supported.reshape(1, n_c, 1)
     fits = (weights + kv <= room) & supported & (s.heads % g == 0) & (b >= n)
     on_grid = _on_grid(r, shape)
     mb = np.maximum(b / n, 1.0)
-    context = spec.prompt_tokens + spec.output_tokens / 2.0
+    context = decoder_prompt(s, spec.prompt_tokens) + spec.output_tokens / 2.0
     decode, memory_bound = _decode_step(w, s, on_grid, g, mb, context, wb, kvb, ctx.calibration)
     token = decode + (n - 1.0) * P2P_LATENCY_S
     prefill = _prefill(s, on_grid, g, float(spec.prompt_tokens), ctx.calibration)

@@ -17,6 +17,11 @@ decode predicted apart, tensor parallelism and concurrency chosen per configurat
   output length; TTFT is one prefill plus the decode step it waits behind.
 - Weight formats: 16-bit, int8, fp8 (tensor cores on Ada / Hopper and newer), int4 (AWQ /
   GPTQ: weight-only, 16-bit compute) and fp4 (Blackwell); KV cache in 16 or 8 bits.
+- Encoder-decoders (Whisper, T5; ``Shape.encoder``): the prefill is the encoder over its
+  source plus the decoder over its forced prefix; a decode step streams only the decoder's
+  weights, and reads each sequence's cross-attention K and V of every source position besides
+  its own self-attention cache, which it also keeps in the KV room (Whisper large-v3: 246 MB
+  per sequence at 16 bits, so its generation is bandwidth-bound at any batch).
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ from recommender.workload import Workload
 __all__ = [
     "SERVING_MEMORY_UTILIZATION",
     "Serving",
+    "decode_layers",
+    "decoder_prompt",
+    "kv_bytes_per_sequence",
     "plan_serving",
     "weight_bytes_per_parameter",
     "weight_support",
@@ -148,15 +156,21 @@ def _decode_step(
     cal: Calibration,
 ) -> tuple[FloatArray, BoolArray]:
     """(seconds of one decode step of ``b`` sequences on a ``tp``-way copy, memory-bound)."""
+    enc = s.encoder
     dense = s.parameters - s.expert_parameters - s.input_embedding_parameters
-    if s.experts > 1:
+    active = s.active_parameters - s.input_embedding_parameters
+    if enc is not None:
+        dense = active = enc.decode_parameters
+    if s.experts > 1 and enc is None:
         per_expert = s.expert_parameters / s.experts
         weights = (dense + per_expert * _touched_experts(s, b)) * wb
     else:
         weights = np.full_like(b, dense * wb)
-    gemm_flops = b * 2.0 * (s.active_parameters - s.input_embedding_parameters)
-    kv_read = b * context * s.kv_bytes_per_token_16 * kvb / 2.0
-    attn_flops = b * 4.0 * context * s.heads * (s.hidden / max(s.heads, 1.0)) * s.layers
+    gemm_flops = b * 2.0 * active
+    layers = decode_layers(s)
+    kv_read = b * (context * s.kv_bytes_per_token_16 + _cross_kv_16(s)) * kvb / 2.0
+    attended = context + (enc.source_tokens if enc is not None else 0.0)
+    attn_flops = b * 4.0 * attended * s.heads * (s.hidden / max(s.heads, 1.0)) * layers
     gemm = np.maximum(gemm_flops / r.flops, weights / r.bandwidth) / tp
     attention = np.maximum(
         attn_flops / (r.flops * cal.attention_gemm_efficiency), kv_read / r.bandwidth
@@ -164,14 +178,18 @@ def _decode_step(
     attention = attention / tp
     latency = np.where(r.nvlink, ALLREDUCE_LATENCY_NVLINK_S, ALLREDUCE_LATENCY_PCIE_S)
     message = b * s.hidden * 2.0
-    comm = ALLREDUCES_PER_LAYER * s.layers * (latency + 2.0 * (tp - 1) / tp * message / r.link)
+    comm = ALLREDUCES_PER_LAYER * layers * (latency + 2.0 * (tp - 1) / tp * message / r.link)
     comm = np.where(tp > 1, comm, 0.0)
     execution = serving_execution(w)
     per_kernel = (
         cal.kernel_gpu_s if execution == "eager" else min(cal.kernel_gpu_s, CUDA_GRAPH_KERNEL_S)
     )
-    kernels = SERVING_KERNELS_PER_LAYER * s.layers * per_kernel
-    memory_bound = weights / r.bandwidth >= gemm_flops / r.flops
+    kernels = SERVING_KERNELS_PER_LAYER * layers * per_kernel
+    # Memory-bound when streaming the weights and the KV cache takes longer than the matrix
+    # and attention arithmetic (a long context or an encoder-decoder's cross-attention makes
+    # the KV reads the larger part).
+    arithmetic = gemm_flops / r.flops + attn_flops / (r.flops * cal.attention_gemm_efficiency)
+    memory_bound = (weights + kv_read) / r.bandwidth >= arithmetic
     # The engine's own host time per iteration (scheduling, sampling, detokenising): small
     # when the decode step is a captured CUDA graph (``execution: compiled``: vLLM,
     # TensorRT-LLM, SGLang, gpt-fast), tens of ms for a Python loop launching every kernel
@@ -180,10 +198,40 @@ def _decode_step(
     return np.asarray(step), np.asarray(memory_bound)
 
 
+def decode_layers(s: Shape) -> float:
+    """Layers one decode step runs (an encoder-decoder's decoder only)."""
+    return s.encoder.decoder_layers if s.encoder is not None else s.layers
+
+
+def decoder_prompt(s: Shape, prompt_tokens: float) -> float:
+    """Tokens the decoder prefills: the prompt, or an encoder-decoder's forced prefix."""
+    return s.encoder.decoder_prompt_tokens if s.encoder is not None else prompt_tokens
+
+
+def _cross_kv_16(s: Shape) -> float:
+    return s.encoder.cross_kv_bytes_16 if s.encoder is not None else 0.0
+
+
+def kv_bytes_per_sequence(
+    s: Shape, prompt_tokens: float, output_tokens: float, kvb: float
+) -> float:
+    """KV cache bytes one sequence holds at its longest, over every layer (before tensor
+    parallelism divides it): self-attention K and V per decoder token, plus an encoder-
+    decoder's cross-attention K and V."""
+    tokens = decoder_prompt(s, prompt_tokens) + output_tokens
+    return (tokens * s.kv_bytes_per_token_16 + _cross_kv_16(s)) * kvb / 2.0
+
+
 def _prefill(s: Shape, r: _Rates, tp: FloatArray, prompt: float, cal: Calibration) -> FloatArray:
-    """Seconds of one request's prefill (compute-bound; causal attention over the prompt)."""
-    gemm = prompt * 2.0 * (s.active_parameters - s.input_embedding_parameters)
-    attention = prompt * 2.0 * prompt * s.hidden * s.layers  # 4 s d / 2: causal half
+    """Seconds of one request's prefill (compute-bound; causal attention over the prompt, and
+    an encoder-decoder's encoder over its source)."""
+    enc = s.encoder
+    prompt = decoder_prompt(s, prompt)
+    params = s.active_parameters - s.input_embedding_parameters
+    params = enc.decode_parameters if enc is not None else params
+    gemm = prompt * 2.0 * params + (enc.matmul_flops if enc is not None else 0.0)
+    attention = prompt * 2.0 * prompt * s.hidden * decode_layers(s)  # 4 s d / 2: causal half
+    attention += enc.attention_flops if enc is not None else 0.0
     seconds = gemm / r.flops + attention / (r.flops * cal.attention_gemm_efficiency)
     return np.asarray(seconds / tp)
 
@@ -230,15 +278,15 @@ def plan_serving(
     room = caps.memory_gb[hw.acc] * GIB * SERVING_MEMORY_UTILIZATION - RUNTIME_OVERHEAD_BYTES
     weights_gpu = s.parameters * wb / tp
     replication = np.maximum(tp / max(s.kv_heads, 1.0), 1.0)  # KV heads copied when tp > heads
-    seq_tokens = float(spec.prompt_tokens + spec.output_tokens)
-    kv_per_sequence = seq_tokens * s.kv_bytes_per_token_16 * kvb / 2.0 * replication / tp
+    kv_sequence = kv_bytes_per_sequence(s, spec.prompt_tokens, spec.output_tokens, kvb)
+    kv_per_sequence = kv_sequence * replication / tp
     asked = b
     b, waiting = _running_batch(w, asked, room - weights_gpu, kv_per_sequence)
     kv_gpu = b * kv_per_sequence
     need = weights_gpu + kv_gpu
     fits = (tp <= gpus) & (np.mod(gpus, tp) == 0) & (b >= 1) & r.supported
     b = np.maximum(b, 1.0)  # configurations that do not fit still get finite figures
-    context = spec.prompt_tokens + spec.output_tokens / 2.0
+    context = decoder_prompt(s, spec.prompt_tokens) + spec.output_tokens / 2.0
     decode, memory_bound = _decode_step(w, s, r, tp, b, context, wb, kvb, cal)
     prefill = _prefill(s, r, tp, float(spec.prompt_tokens), cal)
     out = float(spec.output_tokens)

@@ -31,6 +31,7 @@ from recommender.workload import Workload
 __all__ = [
     "BYTES_PER_ELEMENT",
     "LOGITS_BYTES_PER_ELEMENT",
+    "EncoderPass",
     "Shape",
     "activation_element_bytes",
     "shape_of",
@@ -93,6 +94,46 @@ INFERENCE_ACTIVATION_SHARE = 0.1
 
 
 @dataclass(frozen=True, slots=True)
+class EncoderPass:
+    """What generating from an encoder-decoder (Whisper, T5) adds to serving a decoder: the
+    encoder runs once per request, before the generation loop, over its source (Whisper's
+    fixed 1,500 audio frames, T5's prompt), and every decode step runs only the decoder,
+    whose cross-attention reads K and V of every source position in every layer (Vaswani et
+    al. 2017, section 3.2.3; Radford et al. 2022, Figure 1)."""
+
+    source_tokens: float
+    decoder_prompt_tokens: float  # the decoder's forced prefix (T5: its start token)
+    decoder_layers: float
+    decode_parameters: float  # weights one decode step streams (decoder blocks, output head)
+    matmul_flops: float  # the encoder over its source + every layer's cross K / V projections
+    attention_flops: float  # the encoder's bidirectional attention over its source
+    cross_kv_bytes_16: float  # cross-attention K and V per sequence, 16-bit
+
+
+# T5 and BART decoders start from one token (``decoder_start_token_id``).
+DECODER_START_TOKENS = 1
+
+
+def encoder_pass(w: Workload, a: TransformerArch) -> EncoderPass | None:
+    """The encoder-decoder figures of ``w`` when it generates (an ``inference`` block)."""
+    spec = w.inference
+    if a.type != "encoder-decoder" or spec is None:
+        return None
+    fixed = a.source_length is not None
+    source = float(a.source_length if a.source_length is not None else spec.prompt_tokens)
+    per_source = a.encoder_matmul_flops_per_token()
+    return EncoderPass(
+        source_tokens=source,
+        decoder_prompt_tokens=float(spec.prompt_tokens if fixed else DECODER_START_TOKENS),
+        decoder_layers=float(a.n_decoder_layers),
+        decode_parameters=a.decode_step_parameters(),
+        matmul_flops=per_source * source,
+        attention_flops=a.encoder_attention_flops_per_token(int(source)) * source,
+        cross_kv_bytes_16=a.cross_kv_elements_per_source_token() * source * 2.0,
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Shape:
     """Per-sample (one sequence, image or request) figures of one workload."""
 
@@ -122,6 +163,7 @@ class Shape:
     # Elements per sample entering and leaving the weight matrices (every linear layer's input
     # and output widths x tokens, all layers): what float8 training casts (0: no shape).
     linear_io_elements: float = 0.0
+    encoder: EncoderPass | None = None  # an encoder-decoder that generates (serving)
 
     @property
     def layer_bytes_one(self) -> float:
@@ -195,6 +237,7 @@ def _transformer_shape(w: Workload, a: TransformerArch, tokens: float) -> Shape:
         else float(a.vocab_size * a.hidden_size),
         given_activation_bytes=None,
         linear_io_elements=acts["linear_io"],
+        encoder=encoder_pass(w, a),
     )
 
 

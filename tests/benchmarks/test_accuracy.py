@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -101,20 +102,50 @@ def test_rows_say_how_their_source_ran_them(
     assert dle_recipes == {("auto", "auto")}
 
 
-def test_rates_in_the_sources_own_unit_are_baselines_only(
+def test_whisper_tokens_become_transcripts_by_the_datasets_length(
     loaded: tuple[list[object], Counter[str], object],
 ) -> None:
     """MLPerf's Whisper result counts generated tokens (the submission checker reads
-    result_tokens_per_second): its rows pair with one another, not with the engine's
-    samples/s, so the no-baseline score leaves them out and the pairs keep them."""
+    result_tokens_per_second); at the dataset's 75 tokens per transcript they become
+    transcripts per second, predicted by the encoder-decoder's generation loop."""
+    import csv
+
+    rows, _, _ = loaded
+    whisper = [r for r in rows if "whisper" in r.key]
+    assert whisper and all(r.absolute for r in whisper)
+    with published.ROWS.open(newline="") as fh:
+        source = {r["row_id"]: r for r in csv.DictReader(fh)}
+    for r in whisper:
+        w = r.observation.workload
+        assert w.inference is not None and w.inference.output_tokens == 75
+        value = float(source[r.row_id]["value"])
+        assert r.observation.throughput == pytest.approx(value / 75)
+
+
+def test_generated_tokens_of_no_stated_length_are_baselines_only(
+    loaded: tuple[list[object], Counter[str], object],
+) -> None:
+    """A per-sample workload's generated tokens whose count per sample no source states are
+    a fixed multiple of its samples/s: a baseline for the same dataset, not an absolute rate;
+    the no-baseline score leaves such rows out and the pairs keep them."""
     import numpy as np
 
     rows, _, catalog = loaded
-    whisper = [i for i, r in enumerate(rows) if "whisper" in r.key]
-    assert whisper and not any(rows[i].absolute for i in whisper)
-    assert all(r.absolute for r in rows if "whisper" not in r.key)
-    modelled = np.ones(len(rows))
-    scores = accuracy.evaluate(rows, catalog, modelled, whisper, accuracy.pairs(rows))
+    w = Workload.model_validate(
+        {
+            "name": "asr",
+            "kind": "inference",
+            "model": {"name": "whisper-large-v3", "sequence_length": 448},
+        }
+    )
+    row = {"value": "120", "gpus": "2", "scope": "system", "metric": "output_tokens_per_s"}
+    assert published._measured(row, w) == (120.0, False)
+    whisper = [r for r in rows if "whisper" in r.key]
+    other = next(
+        r for r in whisper if r.observation.accelerator != whisper[0].observation.accelerator
+    )
+    same = [replace(r, absolute=False) for r in (whisper[0], other)]
+    scores = accuracy.evaluate(same, catalog, np.ones(2), [0, 1], accuracy.pairs(same))
     assert not scores["absolute"].all()
     assert scores["baseline"].all()
 

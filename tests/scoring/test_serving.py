@@ -103,3 +103,52 @@ def test_moe_decode_reads_active_experts_but_holds_all(catalog: Catalog) -> None
     assert m.plan is not None and m.plan.memory_gb["weights"] > 40  # all experts, TP 2
     # Both are bandwidth-bound at batch 1: time per token follows bytes read (~13 B each).
     assert m.plan.tpot_ms == pytest.approx(d.plan.tpot_ms if d.plan else 0, rel=0.2)
+
+
+def _transcribe(**extra: Any) -> Workload:
+    """Whisper large-v3 transcribing ~30 s clips: the decoder's 4-token forced prefix and a
+    75-token transcript (MLPerf Inference's LibriSpeech set)."""
+    return _serve(
+        "whisper-large-v3",
+        precision="fp16",
+        inference={"prompt_tokens": 4, "output_tokens": 75},
+        **extra,
+    )
+
+
+def test_an_encoder_decoder_generates_from_its_encoders_fixed_source() -> None:
+    """Whisper's encoder runs its 1,500 audio frames once per request, whatever the prompt;
+    each decode step runs the 32 decoder layers only, and reads K and V of every frame in
+    every one of them: 2 x 32 layers x 1,280 x 1,500 x 2 B = 245.76 MB per sequence."""
+    from recommender.scoring.shape import shape_of
+
+    enc = shape_of(_transcribe()).encoder
+    assert enc is not None
+    assert enc.source_tokens == 1500 and enc.decoder_prompt_tokens == 4
+    assert enc.decoder_layers == 32
+    assert enc.cross_kv_bytes_16 == 2 * 32 * 1280 * 1500 * 2
+    # decoder blocks and the (tied) output head: ~906 M of the 1.55 B weights
+    assert 0.85e9 < enc.decode_parameters < 0.95e9
+    # the encoder over 1,500 frames, ~2.2 TFLOP of matrices (2 x 635 M x 1,500 + cross K/V)
+    assert 2.0e12 < enc.matmul_flops < 2.4e12
+    # T5 reads its prompt with the encoder and starts decoding from one token
+    t5 = shape_of(_serve("t5-11b", inference={"prompt_tokens": 512, "output_tokens": 64}))
+    assert t5.encoder is not None
+    assert t5.encoder.source_tokens == 512 and t5.encoder.decoder_prompt_tokens == 1
+    assert shape_of(_serve("llama-3-8b")).encoder is None
+
+
+def test_cross_attention_kv_bounds_an_encoder_decoders_batch(catalog: Catalog) -> None:
+    """The ~246 MB of cross-attention K and V per Whisper sequence, not the decoder's own
+    ~13 MB of self-attention cache, is what fills a 24 GB L4: the batch stays below a
+    hundred sequences, and decoding is bandwidth-bound."""
+    p = predict(_transcribe(), "L4", 1, catalog=catalog)
+    assert p.fits_in_memory and p.plan is not None
+    running = p.plan.concurrency
+    assert running is not None and running >= 1
+    per_sequence = 2 * 32 * 1280 * (1500 + 79) * 2
+    assert running * per_sequence < 24 * 2**30
+    assert p.bottleneck == "memory-bandwidth"
+    # the same GPU-time on the H100 (3.35 vs 0.3 TB/s) transcribes many times faster
+    fast = predict(_transcribe(), "H100-SXM5-80GB", 1, catalog=catalog)
+    assert (fast.throughput or 0) > 5 * (p.throughput or 0)

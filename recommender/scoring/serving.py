@@ -59,8 +59,10 @@ SERVING_MEMORY_UTILIZATION = 0.9
 # 128 (4.25 bits; Lin et al. 2024, "AWQ"); NVFP4 with an fp8 scale per 16 values (4.5 bits;
 # NVIDIA Blackwell NVFP4 format).
 QUANTISED_BYTES = {"int4": 4.25 / 8, "fp4": 4.5 / 8}
-# Tensor-parallel all-reduces per layer per forward step (Megatron-LM: attention and MLP).
+# Tensor-parallel all-reduces per layer per forward step (Megatron-LM: attention and MLP),
+# each of the layer's 16-bit output activations.
 ALLREDUCES_PER_LAYER = 2.0
+TP_ACTIVATION_BYTES = 2.0
 # Kernels per layer of a CUDA-graph-captured decode step (fused norms, QKV, attention, MLP).
 SERVING_KERNELS_PER_LAYER = 8.0
 TENSOR_PARALLEL_CHOICES = (1, 2, 4, 8, 16)
@@ -176,10 +178,7 @@ def _decode_step(
         attn_flops / (r.flops * cal.attention_gemm_efficiency), kv_read / r.bandwidth
     )
     attention = attention / tp
-    latency = np.where(r.nvlink, ALLREDUCE_LATENCY_NVLINK_S, ALLREDUCE_LATENCY_PCIE_S)
-    message = b * s.hidden * 2.0
-    comm = ALLREDUCES_PER_LAYER * layers * (latency + 2.0 * (tp - 1) / tp * message / r.link)
-    comm = np.where(tp > 1, comm, 0.0)
+    comm = _tp_allreduces_s(r, tp, layers, b, s.hidden)
     execution = serving_execution(w)
     per_kernel = (
         cal.kernel_gpu_s if execution == "eager" else min(cal.kernel_gpu_s, CUDA_GRAPH_KERNEL_S)
@@ -222,9 +221,23 @@ def kv_bytes_per_sequence(
     return (tokens * s.kv_bytes_per_token_16 + _cross_kv_16(s)) * kvb / 2.0
 
 
+def _tp_allreduces_s(
+    r: _Rates, tp: FloatArray, layers: float, tokens: npt.ArrayLike, hidden: float
+) -> FloatArray:
+    """Seconds of a tensor-parallel forward's all-reduces over ``tokens`` tokens: two per
+    layer (Megatron-LM, Shoeybi et al. 2019, section 3), each a ring of the tokens' 16-bit
+    activations, ``2 (tp-1)/tp`` of the message over the link (Patarasuk and Yuan 2009); none
+    without tensor parallelism. A decode step sends one token per sequence; a prefill sends
+    the whole prompt, so over PCIe its all-reduces can take as long as its arithmetic."""
+    latency = np.where(r.nvlink, ALLREDUCE_LATENCY_NVLINK_S, ALLREDUCE_LATENCY_PCIE_S)
+    message = np.asarray(tokens, dtype=np.float64) * hidden * TP_ACTIVATION_BYTES
+    comm = ALLREDUCES_PER_LAYER * layers * (latency + 2.0 * (tp - 1) / tp * message / r.link)
+    return np.asarray(np.where(tp > 1, comm, 0.0))
+
+
 def _prefill(s: Shape, r: _Rates, tp: FloatArray, prompt: float, cal: Calibration) -> FloatArray:
     """Seconds of one request's prefill (compute-bound; causal attention over the prompt, and
-    an encoder-decoder's encoder over its source)."""
+    an encoder-decoder's encoder over its source), with its tensor-parallel all-reduces."""
     enc = s.encoder
     prompt = decoder_prompt(s, prompt)
     params = s.active_parameters - s.input_embedding_parameters
@@ -233,7 +246,12 @@ def _prefill(s: Shape, r: _Rates, tp: FloatArray, prompt: float, cal: Calibratio
     attention = prompt * 2.0 * prompt * s.hidden * decode_layers(s)  # 4 s d / 2: causal half
     attention += enc.attention_flops if enc is not None else 0.0
     seconds = gemm / r.flops + attention / (r.flops * cal.attention_gemm_efficiency)
-    return np.asarray(seconds / tp)
+    comm = _tp_allreduces_s(r, tp, decode_layers(s), prompt, s.hidden)
+    if enc is not None:
+        comm = comm + _tp_allreduces_s(
+            r, tp, s.layers - enc.decoder_layers, enc.source_tokens, s.hidden
+        )
+    return np.asarray(seconds / tp + comm)
 
 
 def _rates(caps: Capabilities, accs: list[Accelerator], hw: Hardware, fmt: str) -> _Rates:

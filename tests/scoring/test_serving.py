@@ -152,3 +152,36 @@ def test_cross_attention_kv_bounds_an_encoder_decoders_batch(catalog: Catalog) -
     # the same GPU-time on the H100 (3.35 vs 0.3 TB/s) transcribes many times faster
     fast = predict(_transcribe(), "H100-SXM5-80GB", 1, catalog=catalog)
     assert (fast.throughput or 0) > 5 * (p.throughput or 0)
+
+
+def test_a_tensor_parallel_prefill_all_reduces_the_whole_prompt() -> None:
+    """Megatron-style tensor parallelism all-reduces each layer's output twice for every token
+    it processes: a decode step sends one token per sequence, a prefill its whole prompt. For
+    Llama-3-8B's 4,096-token prompt split 4 ways over a 25 GB/s PCIe link that is 64 x 16 MB
+    rings (3/2 of each over the link): ~60 ms on top of a quarter of the arithmetic."""
+    import numpy as np
+
+    from recommender.scoring import serving
+    from recommender.scoring.calibration import default_calibration
+    from recommender.scoring.shape import shape_of
+
+    s = shape_of(_serve("llama-3-8b", inference={"prompt_tokens": 4096}))
+    cal = default_calibration()
+
+    def rates(link: float, nvlink: bool) -> serving._Rates:
+        one = np.ones(1)
+        return serving._Rates(
+            flops=one * 300e12,
+            bandwidth=one * 2e12,
+            link=one * link,
+            nvlink=np.array([nvlink]),
+            supported=np.array([True]),
+        )
+
+    alone = serving._prefill(s, rates(25e9, False), np.ones(1), 4096.0, cal)[0]
+    pcie = serving._prefill(s, rates(25e9, False), np.full(1, 4.0), 4096.0, cal)[0]
+    nvlink = serving._prefill(s, rates(450e9, True), np.full(1, 4.0), 4096.0, cal)[0]
+    message = 4096 * 4096 * 2.0
+    ring = 2 * 32 * (1.5 * message / 25e9)
+    assert pcie == pytest.approx(alone / 4 + ring + 2 * 32 * 30e-6, rel=1e-6)
+    assert alone / 4 < nvlink < pcie

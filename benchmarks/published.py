@@ -40,6 +40,7 @@ from recommender.catalog import Catalog, UnknownAcceleratorError
 from recommender.models.arch import GivenArch
 from recommender.models.registry import UnknownModelError, resolve_model
 from recommender.scoring.calibrate import Observation
+from recommender.scoring.multinode import FABRIC_EFFICIENCY
 from recommender.workload import Workload
 
 __all__ = ["BENCH_ACCELERATORS", "ROWS", "Row", "accelerator_aliases", "load_rows"]
@@ -122,6 +123,24 @@ NO_OPTIMIZER_SOURCES = frozenset({"neusight"})
 # Inference-engine rows (MLPerf Offline / Server) that state no batch: engines batch deeply;
 # 64 is taken (an assumption, not a figure from the source).
 DEFAULT_ENGINE_BATCH = 64
+
+
+# The network between the nodes of a multi-node row, which the sources name but do not rate:
+# KempnerForge "InfiniBand inter-node" (4 H200 per node), torchtitan's H100 runs no fabric at
+# all. Both are taken as one 400 Gb/s RDMA NIC per GPU, the HGX H100 / H200 reference design
+# (ConnectX-7 NDR per GPU), at FABRIC_EFFICIENCY's RDMA share: an assumption, not a figure
+# from the source. Multi-node serving rows (MLPerf over Ethernet) run a replica per node and
+# are predicted as one instance.
+NODE_NIC_GBPS_PER_GPU = 400.0
+NODE_FABRIC = {"infiniband": "infiniband", "ethernet": "ethernet"}
+DEFAULT_NODE_FABRIC = "gpudirect-rdma"
+
+
+def node_network_bytes_per_s(r: dict[str, str], gpus_per_node: float) -> float:
+    """Achieved bytes/s of one node's network for a multi-node row (see above)."""
+    fabric = NODE_FABRIC.get(r["interconnect"], DEFAULT_NODE_FABRIC)
+    line = NODE_NIC_GBPS_PER_GPU * gpus_per_node * 1e9 / 8.0
+    return line * FABRIC_EFFICIENCY[fabric]
 
 
 @dataclass(frozen=True)
@@ -317,8 +336,9 @@ def load_rows(catalog: Catalog, path: Path = ROWS) -> tuple[list[Row], Counter[s
             if measured is None or measured[0] <= 0:
                 skipped[f"metric {r['metric']}"] += 1
                 continue
-            gpus = _int(r["gpus"]) or 1
-            obs = Observation(w, acc, gpus, measured[0], _key(r))
+            gpus, nodes = _int(r["gpus"]) or 1, _int(r["nodes"]) or 1
+            network = node_network_bytes_per_s(r, gpus / nodes) if nodes > 1 else 0.0
+            obs = Observation(w, acc, gpus, measured[0], _key(r), nodes, network)
             cls = CLASSES[r["workload"]]
             rows.append(Row(r["row_id"], r["source_id"], cls, _key(r), obs, measured[1]))
     return rows, skipped

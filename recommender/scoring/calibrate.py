@@ -28,8 +28,9 @@ from recommender.scoring.calibration import (
 )
 from recommender.scoring.hardware import MEASURED_KEY, Capabilities, capabilities
 from recommender.scoring.memory import StateBytes, state_bytes
+from recommender.scoring.multinode import ClusterHardware, plan_clusters
 from recommender.scoring.predict import Rows, predict_rows
-from recommender.scoring.shape import Shape, shape_of
+from recommender.scoring.shape import Shape, activation_element_bytes, shape_of
 from recommender.workload import Workload
 
 __all__ = ["Observation", "fit", "modelled_throughput"]
@@ -39,11 +40,22 @@ FloatArray = npt.NDArray[np.float64]
 
 @dataclass(frozen=True)
 class Observation:
+    """One published measurement. ``gpus`` counts every GPU of the job; a training job over
+    ``nodes`` > 1 is predicted by the multi-node planner (``plan_clusters``: the layout it
+    states, collectives over ``node_network_bytes_per_s`` between nodes, the achieved rate of
+    each node's network), not as one instance with every GPU on one NVLink domain."""
+
     workload: Workload
     accelerator: str  # canonical id
     gpus: int
     throughput: float  # measured, samples/s for the whole job
     group: str | None = None  # observations of one run (model, task, batch) on other GPUs
+    nodes: int = 1
+    node_network_bytes_per_s: float = 0.0
+
+    @property
+    def multinode_training(self) -> bool:
+        return self.nodes > 1 and self.workload.training_job
 
 
 @dataclass(frozen=True)
@@ -197,7 +209,26 @@ def modelled_throughput(
             caps[w.precision] = capabilities(accs, w.precision, cal)
         p = predict_rows(w, prep.shape, prep.state, caps[w.precision], accs, prep.rows, cal)
         out[prep.members] = p.device_throughput
+        for i in prep.members:
+            if obs[i].multinode_training:
+                out[i] = _on_nodes(obs[i], prep, caps[w.precision], catalog, cal)
     return out
+
+
+def _on_nodes(
+    o: Observation, prep: _Prepared, caps: Capabilities, catalog: Catalog, cal: Calibration
+) -> float:
+    """Samples/s of a multi-node training observation under the multi-node planner."""
+    index = catalog.accelerators.index(catalog.accelerator(o.accelerator))
+    hw = ClusterHardware(
+        acc=np.array([index], dtype=np.int32),
+        gpus=np.array([o.gpus / o.nodes]),
+        network_bytes_per_s=np.array([o.node_network_bytes_per_s]),
+    )
+    el = activation_element_bytes(o.workload.precision, o.workload.model.execution)
+    nodes = np.array([float(o.nodes)])
+    plans = plan_clusters(o.workload, prep.shape, prep.state, caps, hw, nodes, cal, el)
+    return float(plans.samples_per_s[0, 0]) if plans.fits[0, 0] else 0.0
 
 
 def _group_index(obs: Sequence[Observation]) -> tuple[npt.NDArray[np.int64], int]:

@@ -197,3 +197,27 @@ def test_fit_subsample_is_stratified_and_stable_under_added_rows(
     fewer = accuracy._subsample([r for r in rows if r not in dropped], limit)
     moved = {r.row_id for r in full} ^ {r.row_id for r in fewer}
     assert len(moved) <= 2 * len(dropped) + 4
+
+
+def test_multi_node_rows_carry_their_nodes_and_network(
+    loaded: tuple[list[object], Counter[str], object],
+) -> None:
+    """KempnerForge's runs over 2-8 nodes of 4 H200 (InfiniBand) and torchtitan's over 4-64
+    nodes are planned across their nodes; the network is the assumed 400 Gb/s NIC per GPU at
+    the fabric's achieved share. Single-node rows stay single-node."""
+    from recommender.scoring.multinode import FABRIC_EFFICIENCY
+
+    rows, _, _ = loaded
+    kempner = [r for r in rows if r.source == "kempnerforge" and r.observation.nodes > 1]
+    assert {r.observation.nodes for r in kempner} == {2, 4, 8}
+    for r in kempner:
+        o = r.observation
+        line = 400e9 / 8 * (o.gpus / o.nodes)
+        assert o.gpus / o.nodes == 4
+        assert o.node_network_bytes_per_s == pytest.approx(line * FABRIC_EFFICIENCY["infiniband"])
+        assert o.multinode_training
+    titan = [r for r in rows if r.source == "torchtitan" and r.observation.nodes > 1]
+    assert titan and all(r.observation.node_network_bytes_per_s > 0 for r in titan)
+    assert all(
+        r.observation.node_network_bytes_per_s == 0 for r in rows if r.observation.nodes == 1
+    )

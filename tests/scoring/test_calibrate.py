@@ -103,3 +103,38 @@ def test_fit_moves_one_efficiency_per_architecture(catalog: Catalog) -> None:
     assert set(fitted.compute) == set(priors.compute)
     a100, a10g = (fitted.compute_efficiency(catalog.accelerator(p), "fp32") for p in parts)
     assert a100 == a10g == fitted.compute["ampere:simt"]
+
+
+def test_a_multi_node_training_observation_is_planned_across_its_nodes(catalog: Catalog) -> None:
+    """A training job over 4 nodes of 8 H100 is predicted by the multi-node planner, with
+    its collectives over the nodes' network, not as one 32-GPU NVLink instance: a slower
+    network gives a slower job, and one node is the single-instance prediction."""
+    import numpy as np
+
+    from recommender.scoring.engine import context
+    from recommender.scoring.multinode import ClusterHardware, plan_clusters
+
+    w = make(
+        model={"name": "llama-3-8b", "sequence_length": 4096},
+        batch_size=4,
+        training={"sharding": "zero3", "tensor_parallel": 1},
+    )
+    cal = default_calibration()
+
+    def job(nodes: int, network: float) -> float:
+        o = Observation(w, "H100-SXM5-80GB", 8 * nodes, 1.0, None, nodes, network)
+        return float(modelled_throughput([o], catalog, cal)[0])
+
+    fast, slow = job(4, 4 * 50e9), job(4, 12.5e9 * 0.3)
+    assert 0 < slow < fast
+    ctx = context(w, catalog)
+    index = catalog.accelerators.index(catalog.accelerator("H100-SXM5-80GB"))
+    hw = ClusterHardware(
+        acc=np.array([index], dtype=np.int32),
+        gpus=np.array([8.0]),
+        network_bytes_per_s=np.array([4 * 50e9]),
+    )
+    plans = plan_clusters(w, ctx.shape, ctx.state, ctx.caps, hw, np.array([4.0]), cal, 2.0)
+    assert fast == pytest.approx(float(plans.samples_per_s[0, 0]), rel=1e-9)
+    one = Observation(w, "H100-SXM5-80GB", 8, 1.0)
+    assert job(1, 0.0) == pytest.approx(float(modelled_throughput([one], catalog, cal)[0]))

@@ -23,7 +23,8 @@ accelerator in the same run) is compared in points. Absolute errors are |pred/me
     python benchmarks/accuracy.py --priors      # the priors alone: nothing fitted at all
     python benchmarks/accuracy.py --by-architecture   # + leave-one-architecture-out
     python benchmarks/accuracy.py --detail      # + where the engine loses to the naive rule
-    python benchmarks/accuracy.py --write       # also fit on every row -> calibration.json
+    python benchmarks/accuracy.py --write       # also fit on every row -> calibration.json,
+                                                #   and the tables -> accuracy_tables.md
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ from recommender.scoring.hardware import effective_precision
 
 ROOT = Path(__file__).resolve().parent.parent
 CALIBRATION_JSON = ROOT / "recommender/scoring/calibration.json"
+# The tables of the run that wrote calibration.json, as markdown: the README shows these
+# (tests/benchmarks/test_accuracy.py checks that it does).
+README_TABLES = ROOT / "benchmarks/accuracy_tables.md"
 CLASSES = ("training", "inference", "llm-serving", "llm-decode")
 Pair = tuple[int, int]
 
@@ -194,6 +198,31 @@ def table(title: str, s: dict[str, Scores]) -> None:
             f"{_mean(get(s['bandwidth'])):>10} {_mean(get(s['geomean'])):>8} "
             f"{len(get(s['absolute'])):>5} {_mean(get(s['absolute'])):>20}"
         )
+
+
+MARKDOWN_HEADER = (
+    "| class | pairs | engine + baseline | peak | bandwidth | geomean | rows | "
+    "engine, no baseline |\n|---|---|---|---|---|---|---|---|"
+)
+
+
+def markdown_table(s: dict[str, Scores]) -> str:
+    """The table as the README shows it (``README_TABLES`` holds the last ``--write``'s)."""
+    lines = [MARKDOWN_HEADER]
+    for cls in (*CLASSES, "all"):
+
+        def get(x: Scores, c: str = cls) -> list[float]:
+            return x.all() if c == "all" else x.by_class.get(c, [])
+
+        cells = [
+            cls,
+            str(len(get(s["baseline"]))),
+            *(_mean(get(s[k])).strip() for k in ("baseline", "peak", "bandwidth", "geomean")),
+            str(len(get(s["absolute"]))),
+            _mean(get(s["absolute"])).strip(),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def merge(parts: list[dict[str, Scores]]) -> dict[str, Scores]:
@@ -362,11 +391,13 @@ def main() -> int:
         )
         print_scaling("scaling efficiency, priors", scaling_points(rows, modelled), rows)
         return 0
+    markdown: list[str] = []
     if not args.no_cv:
         print("\nleave-one-source-out:")
         loso, points, held_out = cross_validate(rows, catalog, priors, lambda r: r.source)
         table("leave-one-source-out (mean |error| %)", loso)
         print_scaling("scaling efficiency, leave-one-source-out", points, rows)
+        markdown.append(f"<!-- leave-one-source-out, {len(rows)} rows -->\n{markdown_table(loso)}")
         if args.detail:
             print_detail(rows, catalog, held_out)
     if args.by_architecture:
@@ -378,6 +409,11 @@ def main() -> int:
             lambda r: catalog.accelerator(r.observation.accelerator).architecture,
         )
         table("leave-one-architecture-out (mean |error| %)", loao)
+        markdown.append(
+            f"<!-- leave-one-architecture-out, {len(rows)} rows -->\n{markdown_table(loao)}"
+        )
+    if markdown:
+        print("\nas markdown (the README's tables):\n\n" + "\n\n".join(markdown))
     if args.write:
         full = fit([r.observation for r in _subsample(rows)], catalog, priors)
         data = full.to_json()
@@ -393,6 +429,9 @@ def main() -> int:
         }
         CALIBRATION_JSON.write_text(json.dumps(data, indent=2) + "\n")
         print(f"wrote {CALIBRATION_JSON}")
+        if markdown:
+            README_TABLES.write_text("\n\n".join(markdown) + "\n")
+            print(f"wrote {README_TABLES}")
     print(f"\n({time.perf_counter() - t0:.0f} s)")
     return 0
 

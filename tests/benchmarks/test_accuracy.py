@@ -221,3 +221,22 @@ def test_multi_node_rows_carry_their_nodes_and_network(
     assert all(
         r.observation.node_network_bytes_per_s == 0 for r in rows if r.observation.nodes == 1
     )
+
+
+def test_the_readme_shows_the_tables_of_the_last_fit() -> None:
+    """``accuracy.py --write`` saves its cross-validated tables beside the calibration it
+    fits; the README shows exactly those, and both name the same number of rows."""
+    import json
+    import re
+
+    root = BENCHMARKS.parent
+    saved = accuracy.README_TABLES.read_text(encoding="utf-8")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"<!-- (.+?), (\d+) rows -->\n((?:\|.*\|\n?)+)", saved)
+    assert [b[0] for b in blocks] == ["leave-one-source-out", "leave-one-architecture-out"]
+    for _, _, table in blocks:
+        assert table.strip() in readme
+    note = json.loads(accuracy.CALIBRATION_JSON.read_text())["notes"]["fitted"]
+    assert {f"of the {b[1]} predictable rows" for b in blocks} == {
+        re.search(r"of the \d+ predictable rows", note).group(0)  # type: ignore[union-attr]
+    }

@@ -312,10 +312,11 @@ class TransformerArch(ArchBase):
         )
 
     # -- encoder-decoder generation ------------------------------------------------------
-    def decode_step_parameters(self) -> float:
-        """Weights one step of an encoder-decoder's generation loop streams: the decoder
-        blocks and the output head (the encoder ran once, before the loop)."""
-        return self._decoder_stack_parameters(active=True) + self.vocab_size * self.hidden_size
+    def decode_step_parameters(self, active: bool = False) -> float:
+        """Weights of one step of an encoder-decoder's generation loop: the decoder blocks and
+        the output head (the encoder ran once, before the loop). ``active``: only the experts
+        one token is routed to (its FLOPs); else every expert (what a batch's step streams)."""
+        return self._decoder_stack_parameters(active) + self.vocab_size * self.hidden_size
 
     def encoder_matmul_flops_per_token(self) -> float:
         """Forward FLOPs of the encoder's weight matrices per source position, with the

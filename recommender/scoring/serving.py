@@ -161,8 +161,8 @@ def _decode_step(
     enc = s.encoder
     dense = s.parameters - s.expert_parameters - s.input_embedding_parameters
     active = s.active_parameters - s.input_embedding_parameters
-    if enc is not None:
-        dense = active = enc.decode_parameters
+    if enc is not None:  # every decoder expert: a batch's tokens reach most of them
+        dense, active = enc.decode_parameters, enc.decode_active_parameters
     if s.experts > 1 and enc is None:
         per_expert = s.expert_parameters / s.experts
         weights = (dense + per_expert * _touched_experts(s, b)) * wb
@@ -241,7 +241,7 @@ def _prefill(s: Shape, r: _Rates, tp: FloatArray, prompt: float, cal: Calibratio
     enc = s.encoder
     prompt = decoder_prompt(s, prompt)
     params = s.active_parameters - s.input_embedding_parameters
-    params = enc.decode_parameters if enc is not None else params
+    params = enc.decode_active_parameters if enc is not None else params
     gemm = prompt * 2.0 * params + (enc.matmul_flops if enc is not None else 0.0)
     attention = prompt * 2.0 * prompt * s.hidden * decode_layers(s)  # 4 s d / 2: causal half
     attention += enc.attention_flops if enc is not None else 0.0

@@ -105,6 +105,7 @@ class EncoderPass:
     decoder_prompt_tokens: float  # the decoder's forced prefix (T5: its start token)
     decoder_layers: float
     decode_parameters: float  # weights one decode step streams (decoder blocks, output head)
+    decode_active_parameters: float  # of those, the ones one token multiplies (MoE: routed)
     matmul_flops: float  # the encoder over its source + every layer's cross K / V projections
     attention_flops: float  # the encoder's bidirectional attention over its source
     cross_kv_bytes_16: float  # cross-attention K and V per sequence, 16-bit
@@ -127,6 +128,7 @@ def encoder_pass(w: Workload, a: TransformerArch) -> EncoderPass | None:
         decoder_prompt_tokens=float(spec.prompt_tokens if fixed else DECODER_START_TOKENS),
         decoder_layers=float(a.n_decoder_layers),
         decode_parameters=a.decode_step_parameters(),
+        decode_active_parameters=a.decode_step_parameters(active=True),
         matmul_flops=per_source * source,
         attention_flops=a.encoder_attention_flops_per_token(int(source)) * source,
         cross_kv_bytes_16=a.cross_kv_elements_per_source_token() * source * 2.0,

@@ -136,6 +136,24 @@ def test_an_encoder_decoder_generates_from_its_encoders_fixed_source() -> None:
     assert t5.encoder is not None
     assert t5.encoder.source_tokens == 512 and t5.encoder.decoder_prompt_tokens == 1
     assert shape_of(_serve("llama-3-8b")).encoder is None
+    # a mixture-of-experts decoder: a step streams every expert, a token multiplies one
+    switch = {
+        "type": "encoder-decoder", "layers": 12, "hidden_size": 768, "heads": 12,
+        "intermediate_size": 3072, "vocab_size": 32128, "experts": 8, "experts_per_token": 1,
+    }  # fmt: skip
+    w = Workload.model_validate(
+        {
+            "name": "moe",
+            "kind": "inference",
+            "model": {"family": "transformer", "architecture": switch},
+            "precision": "bf16",
+            "inference": {"prompt_tokens": 256, "output_tokens": 32},
+        }
+    )
+    moe = shape_of(w).encoder
+    assert moe is not None
+    expert = 2 * 768 * 3072
+    assert moe.decode_parameters - moe.decode_active_parameters == 12 * 7 * expert
 
 
 def test_cross_attention_kv_bounds_an_encoder_decoders_batch(catalog: Catalog) -> None:

@@ -81,7 +81,12 @@ FP8_CAST_BYTES_PER_ELEMENT = 8.0
 # Adam's update reads weights, gradients and both moments and writes weights and moments:
 # 7 fp32 streams per trainable parameter.
 OPTIMIZER_TRAFFIC_BYTES_PER_PARAMETER = 28.0
-# Latency of one small all-reduce inside a node (NCCL): NVLink vs through PCIe.
+# Latency of one small all-reduce inside a node (NCCL): NVLink vs through PCIe. NCCL's own
+# tuning model (NVIDIA/nccl src/graph/tuning.cc, ring / LL protocol: 3.6 us base + 0.4 us per
+# step over NVLink, 1.0 us over PCIe, 2 (n-1) steps) gives 9.2 us and 17.6 us at 8 ranks;
+# nccl-tests through host memory measure more over PCIe: 42.6 us for 8 B on 8 x RTX 4090
+# (NVIDIA/nccl issue #1530), 54.2 us on 8 x RTX 3090 across two sockets (#1439). One figure
+# each, not a function of the ranks: the tensor-parallel degrees that matter are 2-8.
 ALLREDUCE_LATENCY_NVLINK_S = 10e-6
 ALLREDUCE_LATENCY_PCIE_S = 30e-6
 # Tensor-parallel all-reduces per layer: 2 in the forward, 2 in the backward (Megatron-LM).

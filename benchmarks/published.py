@@ -125,7 +125,7 @@ NO_OPTIMIZER_SOURCES = frozenset({"neusight"})
 DEFAULT_ENGINE_BATCH = 64
 
 
-# The network between the nodes of a multi-node row, which the sources name but do not rate:
+# The network between the nodes of a multi-node row, which the sources do not rate:
 # KempnerForge "InfiniBand inter-node" (4 H200 per node); torchtitan's rows name no fabric at
 # all. Both are taken as one 400 Gb/s RDMA NIC per GPU, the HGX H100 / H200 reference design
 # (ConnectX-7 NDR per GPU), at FABRIC_EFFICIENCY's RDMA share: an assumption, not a figure

@@ -9,7 +9,7 @@ a micro-batch takes the full model's step on ``G``-way tensor parallelism plus `
 stage hand-offs; the pipeline keeps ``N`` micro-batches in flight, so a deployment decodes
 ``B`` sequences in micro-batches of ``B / N`` (Narayanan et al. 2021; vLLM's pipeline-parallel
 scheduler keeps one micro-batch per stage). The decode and prefill step models are
-:mod:`.serving`'s.
+:mod:`.serving_step`'s.
 """
 
 from __future__ import annotations
@@ -36,15 +36,17 @@ from recommender.scoring.predict import Predictions
 from recommender.scoring.serving import (
     SERVING_MEMORY_UTILIZATION,
     _batch_choices,
-    _decode_step,
     _format,
     _meets_targets,
-    _prefill,
-    _Rates,
     _rates,
+    weight_bytes_per_parameter,
+)
+from recommender.scoring.serving_step import (
+    Rates,
+    decode_step,
     decoder_prompt,
     kv_bytes_per_sequence,
-    weight_bytes_per_parameter,
+    prefill,
 )
 from recommender.scoring.shape import BYTES_PER_ELEMENT
 
@@ -87,12 +89,12 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     on_grid = _on_grid(r, shape)
     mb = np.maximum(b / n, 1.0)
     context = decoder_prompt(s, spec.prompt_tokens) + spec.output_tokens / 2.0
-    decode, memory_bound = _decode_step(w, s, on_grid, g, mb, context, wb, kvb, ctx.calibration)
+    decode, memory_bound = decode_step(w, s, on_grid, g, mb, context, wb, kvb, ctx.calibration)
     token = decode + (n - 1.0) * P2P_LATENCY_S
-    prefill = _prefill(s, on_grid, g, float(spec.prompt_tokens), ctx.calibration)
+    prefill_time = prefill(s, on_grid, g, float(spec.prompt_tokens), ctx.calibration)
     out = float(spec.output_tokens)
-    cycle = out * token + mb * prefill
-    tpot, ttft = cycle / out, prefill + token
+    cycle = out * token + mb * prefill_time
+    tpot, ttft = cycle / out, prefill_time + token
     latency = ttft + out * tpot
     ok = fits & _meets_targets(w, tpot, ttft, latency)
     return {
@@ -101,14 +103,14 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     }  # fmt: skip
 
 
-def _on_grid(r: _Rates, shape: tuple[int, int, int]) -> _Rates:
+def _on_grid(r: Rates, shape: tuple[int, int, int]) -> Rates:
     """Serving rates (one per configuration) broadcast to the (batch, configuration, node
     count) grid."""
 
     def grid(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
         return np.broadcast_to(x.reshape(1, -1, 1), shape)
 
-    return _Rates(
+    return Rates(
         flops=grid(r.flops),
         bandwidth=grid(r.bandwidth),
         link=grid(r.link),

@@ -6,22 +6,14 @@ decode predicted apart, tensor parallelism and concurrency chosen per configurat
   degree) and the runtime come first, the rest holds KV blocks. Concurrency is bounded by
   that room, by ``inference.max_batch`` (vLLM's ``max_num_seqs`` default is 256) and by the
   latency targets.
-- Prefill is compute-bound: the prompt's FLOPs at the achievable matrix rate.
-- Decode is bandwidth-bound at small batches: each step reads the weights once for the whole
-  batch (a mixture of experts reads only the experts its tokens were routed to: with ``B``
-  tokens and ``k`` of ``E`` experts each, ``E (1 - (1 - k/E)^B)`` experts per layer are
-  touched) and every sequence's KV cache; each kernel class is on its own roofline.
+- Prefill and decode are costed apart (``serving_step``: one prefill, one decode step of a
+  batch, encoder-decoders included).
 - Continuous batching (Yu et al. 2022, "Orca"; Kwon et al. 2023, "vLLM"): in steady state
   each of the ``B`` slots runs one prefill and ``output_tokens`` decode steps per request, so
   a cycle takes ``output x t_decode(B) + B x t_prefill`` and TPOT is that cycle over the
   output length; TTFT is one prefill plus the decode step it waits behind.
 - Weight formats: 16-bit, int8, fp8 (tensor cores on Ada / Hopper and newer), int4 (AWQ /
   GPTQ: weight-only, 16-bit compute) and fp4 (Blackwell); KV cache in 16 or 8 bits.
-- Encoder-decoders (Whisper, T5; ``Shape.encoder``): the prefill is the encoder over its
-  source plus the decoder over its forced prefix; a decode step streams only the decoder's
-  weights, and reads each sequence's cross-attention K and V of every source position besides
-  its own self-attention cache, which it also keeps in the KV room (Whisper large-v3: 246 MB
-  per sequence at 16 bits, so its generation is bandwidth-bound at any batch).
 """
 
 from __future__ import annotations
@@ -36,16 +28,19 @@ from recommender.scoring.calibration import Calibration
 from recommender.scoring.hardware import Capabilities, has_precision
 from recommender.scoring.memory import GIB, RUNTIME_OVERHEAD_BYTES
 from recommender.scoring.plan import Hardware
+from recommender.scoring.serving_step import (
+    Rates,
+    decode_step,
+    decoder_prompt,
+    kv_bytes_per_sequence,
+    prefill,
+)
 from recommender.scoring.shape import BYTES_PER_ELEMENT, Shape
-from recommender.scoring.step_time import ALLREDUCE_LATENCY_NVLINK_S, ALLREDUCE_LATENCY_PCIE_S
 from recommender.workload import Workload
 
 __all__ = [
     "SERVING_MEMORY_UTILIZATION",
     "Serving",
-    "decode_layers",
-    "decoder_prompt",
-    "kv_bytes_per_sequence",
     "plan_serving",
     "weight_bytes_per_parameter",
     "weight_support",
@@ -59,16 +54,7 @@ SERVING_MEMORY_UTILIZATION = 0.9
 # 128 (4.25 bits; Lin et al. 2024, "AWQ"); NVFP4 with an fp8 scale per 16 values (4.5 bits;
 # NVIDIA Blackwell NVFP4 format).
 QUANTISED_BYTES = {"int4": 4.25 / 8, "fp4": 4.5 / 8}
-# Tensor-parallel all-reduces per layer per forward step (Megatron-LM: attention and MLP),
-# each of the layer's 16-bit output activations.
-ALLREDUCES_PER_LAYER = 2.0
-TP_ACTIVATION_BYTES = 2.0
-# Kernels per layer of a CUDA-graph-captured decode step (fused norms, QKV, attention, MLP).
-SERVING_KERNELS_PER_LAYER = 8.0
 TENSOR_PARALLEL_CHOICES = (1, 2, 4, 8, 16)
-# Device time per kernel of a decode step replayed as a CUDA graph (no per-kernel launch from
-# the host; ~2 us of tail and scheduling each, NVIDIA's CUDA Graphs blog measurements).
-CUDA_GRAPH_KERNEL_S = 2e-6
 # Fp8 weight-only kernels (Marlin) run on Ampere and newer when the chip has no fp8 units.
 FP8_WEIGHT_ONLY_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell", "cdna3"})
 
@@ -93,17 +79,6 @@ class Serving:
     requests_per_s: FloatArray  # per instance
     tokens_per_s: FloatArray  # generated tokens per instance
     memory_bound: BoolArray
-
-
-def serving_execution(w: Workload) -> str:
-    """How the decode loop runs: as the workload says, else ``compiled`` for continuous
-    batching (vLLM, SGLang, TGI >= 1.1 and TensorRT-LLM capture decode steps as CUDA graphs)
-    and ``eager`` for static batches (a Python generate loop). An engine's build
-    (``engine``: TensorRT-LLM, FasterTransformer) captures its decode step too: ``compiled``."""
-    if "execution" in w.model.model_fields_set:
-        return "compiled" if w.model.execution == "engine" else w.model.execution
-    spec = w.inference
-    return "compiled" if spec is None or spec.engine == "continuous" else "eager"
 
 
 def weight_bytes_per_parameter(fmt: str) -> float:
@@ -131,130 +106,7 @@ def _format(w: Workload) -> tuple[str, str]:
     return weights, kv
 
 
-def _touched_experts(s: Shape, tokens: FloatArray) -> FloatArray:
-    """Expected experts (of E, k per token) a batch of ``tokens`` routes to, per layer."""
-    e, k = float(s.experts), float(s.experts_per_token)
-    return np.asarray(e * (1.0 - (1.0 - k / e) ** np.maximum(tokens, 1.0)))
-
-
-@dataclass(frozen=True)
-class _Rates:
-    flops: FloatArray  # matrix FLOP/s at the weight format's compute precision
-    bandwidth: FloatArray
-    link: FloatArray
-    nvlink: BoolArray
-    supported: BoolArray
-
-
-def _decode_step(
-    w: Workload,
-    s: Shape,
-    r: _Rates,
-    tp: FloatArray,
-    b: FloatArray,
-    context: float,
-    wb: float,
-    kvb: float,
-    cal: Calibration,
-) -> tuple[FloatArray, BoolArray]:
-    """(seconds of one decode step of ``b`` sequences on a ``tp``-way copy, memory-bound)."""
-    enc = s.encoder
-    dense = s.parameters - s.expert_parameters - s.input_embedding_parameters
-    active = s.active_parameters - s.input_embedding_parameters
-    if enc is not None:  # every decoder expert: a batch's tokens reach most of them
-        dense, active = enc.decode_parameters, enc.decode_active_parameters
-    if s.experts > 1 and enc is None:
-        per_expert = s.expert_parameters / s.experts
-        weights = (dense + per_expert * _touched_experts(s, b)) * wb
-    else:
-        weights = np.full_like(b, dense * wb)
-    gemm_flops = b * 2.0 * active
-    layers = decode_layers(s)
-    kv_read = b * (context * s.kv_bytes_per_token_16 + _cross_kv_16(s)) * kvb / 2.0
-    attended = context + (enc.source_tokens if enc is not None else 0.0)
-    attn_flops = b * 4.0 * attended * s.heads * (s.hidden / max(s.heads, 1.0)) * layers
-    gemm = np.maximum(gemm_flops / r.flops, weights / r.bandwidth) / tp
-    attention = np.maximum(
-        attn_flops / (r.flops * cal.attention_gemm_efficiency), kv_read / r.bandwidth
-    )
-    attention = attention / tp
-    comm = _tp_allreduces_s(r, tp, layers, b, s.hidden)
-    execution = serving_execution(w)
-    per_kernel = (
-        cal.kernel_gpu_s if execution == "eager" else min(cal.kernel_gpu_s, CUDA_GRAPH_KERNEL_S)
-    )
-    kernels = SERVING_KERNELS_PER_LAYER * layers * per_kernel
-    # Memory-bound when streaming the weights and the KV cache takes longer than the matrix
-    # and attention arithmetic (a long context or an encoder-decoder's cross-attention makes
-    # the KV reads the larger part).
-    arithmetic = gemm_flops / r.flops + attn_flops / (r.flops * cal.attention_gemm_efficiency)
-    memory_bound = (weights + kv_read) / r.bandwidth >= arithmetic
-    # The engine's own host time per iteration (scheduling, sampling, detokenising): small
-    # when the decode step is a captured CUDA graph (``execution: compiled``: vLLM,
-    # TensorRT-LLM, SGLang, gpt-fast), tens of ms for a Python loop launching every kernel
-    # (``eager``: Hugging Face generate, early TGI). ``serving_step_s``: set, not fitted.
-    step = gemm + attention + comm + kernels + cal.serving_step_s[execution]
-    return np.asarray(step), np.asarray(memory_bound)
-
-
-def decode_layers(s: Shape) -> float:
-    """Layers one decode step runs (an encoder-decoder's decoder only)."""
-    return s.encoder.decoder_layers if s.encoder is not None else s.layers
-
-
-def decoder_prompt(s: Shape, prompt_tokens: float) -> float:
-    """Tokens the decoder prefills: the prompt, or an encoder-decoder's forced prefix."""
-    return s.encoder.decoder_prompt_tokens if s.encoder is not None else prompt_tokens
-
-
-def _cross_kv_16(s: Shape) -> float:
-    return s.encoder.cross_kv_bytes_16 if s.encoder is not None else 0.0
-
-
-def kv_bytes_per_sequence(
-    s: Shape, prompt_tokens: float, output_tokens: float, kvb: float
-) -> float:
-    """KV cache bytes one sequence holds at its longest, over every layer (before tensor
-    parallelism divides it): self-attention K and V per decoder token, plus an encoder-
-    decoder's cross-attention K and V."""
-    tokens = decoder_prompt(s, prompt_tokens) + output_tokens
-    return (tokens * s.kv_bytes_per_token_16 + _cross_kv_16(s)) * kvb / 2.0
-
-
-def _tp_allreduces_s(
-    r: _Rates, tp: FloatArray, layers: float, tokens: npt.ArrayLike, hidden: float
-) -> FloatArray:
-    """Seconds of a tensor-parallel forward's all-reduces over ``tokens`` tokens: two per
-    layer (Megatron-LM, Shoeybi et al. 2019, section 3), each a ring of the tokens' 16-bit
-    activations, ``2 (tp-1)/tp`` of the message over the link (Patarasuk and Yuan 2009); none
-    without tensor parallelism. A decode step sends one token per sequence; a prefill sends
-    the whole prompt, so over PCIe its all-reduces can take as long as its arithmetic."""
-    latency = np.where(r.nvlink, ALLREDUCE_LATENCY_NVLINK_S, ALLREDUCE_LATENCY_PCIE_S)
-    message = np.asarray(tokens, dtype=np.float64) * hidden * TP_ACTIVATION_BYTES
-    comm = ALLREDUCES_PER_LAYER * layers * (latency + 2.0 * (tp - 1) / tp * message / r.link)
-    return np.asarray(np.where(tp > 1, comm, 0.0))
-
-
-def _prefill(s: Shape, r: _Rates, tp: FloatArray, prompt: float, cal: Calibration) -> FloatArray:
-    """Seconds of one request's prefill (compute-bound; causal attention over the prompt, and
-    an encoder-decoder's encoder over its source), with its tensor-parallel all-reduces."""
-    enc = s.encoder
-    prompt = decoder_prompt(s, prompt)
-    params = s.active_parameters - s.input_embedding_parameters
-    params = enc.decode_active_parameters if enc is not None else params
-    gemm = prompt * 2.0 * params + (enc.matmul_flops if enc is not None else 0.0)
-    attention = prompt * 2.0 * prompt * s.hidden * decode_layers(s)  # 4 s d / 2: causal half
-    attention += enc.attention_flops if enc is not None else 0.0
-    seconds = gemm / r.flops + attention / (r.flops * cal.attention_gemm_efficiency)
-    comm = _tp_allreduces_s(r, tp, decode_layers(s), prompt, s.hidden)
-    if enc is not None:
-        comm = comm + _tp_allreduces_s(
-            r, tp, s.layers - enc.decoder_layers, enc.source_tokens, s.hidden
-        )
-    return np.asarray(seconds / tp + comm)
-
-
-def _rates(caps: Capabilities, accs: list[Accelerator], hw: Hardware, fmt: str) -> _Rates:
+def _rates(caps: Capabilities, accs: list[Accelerator], hw: Hardware, fmt: str) -> Rates:
     """Matrix rates at the weight format's compute precision, per configuration."""
     rate, ok = [], []
     for i, acc in enumerate(accs):
@@ -263,7 +115,7 @@ def _rates(caps: Capabilities, accs: list[Accelerator], hw: Hardware, fmt: str) 
         achievable_share = caps.flops[i] / caps.peak_flops[i]
         rate.append((peak * 1e12 if peak else caps.peak_flops[i]) * achievable_share)
         ok.append(supported)
-    return _Rates(
+    return Rates(
         flops=np.asarray(rate, dtype=np.float64)[hw.acc],
         bandwidth=caps.bandwidth[hw.acc],
         link=caps.interconnect[hw.acc],
@@ -305,14 +157,14 @@ def plan_serving(
     fits = (tp <= gpus) & (np.mod(gpus, tp) == 0) & (b >= 1) & r.supported
     b = np.maximum(b, 1.0)  # configurations that do not fit still get finite figures
     context = decoder_prompt(s, spec.prompt_tokens) + spec.output_tokens / 2.0
-    decode, memory_bound = _decode_step(w, s, r, tp, b, context, wb, kvb, cal)
-    prefill = _prefill(s, r, tp, float(spec.prompt_tokens), cal)
+    decode, memory_bound = decode_step(w, s, r, tp, b, context, wb, kvb, cal)
+    prefill_time = prefill(s, r, tp, float(spec.prompt_tokens), cal)
     out = float(spec.output_tokens)
-    cycle = out * decode + b * prefill
+    cycle = out * decode + b * prefill_time
     tpot = cycle / out
     # A request that finds every KV slot taken waits for ``waiting`` requests ahead of it to
     # finish, at ``b / cycle`` completions per second (a closed loop of ``asked`` clients).
-    ttft = prefill + decode + waiting * cycle / b
+    ttft = prefill_time + decode + waiting * cycle / b
     latency = ttft + out * tpot
     copies = np.floor(gpus / tp)
     requests = copies * b / cycle
@@ -340,7 +192,7 @@ def plan_serving(
         need_bytes=pick(need) + RUNTIME_OVERHEAD_BYTES,
         weights_bytes=pick(weights_gpu),
         kv_bytes=pick(kv_gpu),
-        prefill_s=pick(prefill),
+        prefill_s=pick(prefill_time),
         decode_s=pick(decode),
         tpot_s=pick(tpot),
         ttft_s=pick(ttft),

@@ -179,16 +179,16 @@ def test_a_tensor_parallel_prefill_all_reduces_the_whole_prompt() -> None:
     rings (3/2 of each over the link): ~60 ms on top of a quarter of the arithmetic."""
     import numpy as np
 
-    from recommender.scoring import serving
+    from recommender.scoring import serving_step
     from recommender.scoring.calibration import default_calibration
     from recommender.scoring.shape import shape_of
 
     s = shape_of(_serve("llama-3-8b", inference={"prompt_tokens": 4096}))
     cal = default_calibration()
 
-    def rates(link: float, nvlink: bool) -> serving._Rates:
+    def rates(link: float, nvlink: bool) -> serving_step.Rates:
         one = np.ones(1)
-        return serving._Rates(
+        return serving_step.Rates(
             flops=one * 300e12,
             bandwidth=one * 2e12,
             link=one * link,
@@ -196,9 +196,9 @@ def test_a_tensor_parallel_prefill_all_reduces_the_whole_prompt() -> None:
             supported=np.array([True]),
         )
 
-    alone = serving._prefill(s, rates(25e9, False), np.ones(1), 4096.0, cal)[0]
-    pcie = serving._prefill(s, rates(25e9, False), np.full(1, 4.0), 4096.0, cal)[0]
-    nvlink = serving._prefill(s, rates(450e9, True), np.full(1, 4.0), 4096.0, cal)[0]
+    alone = serving_step.prefill(s, rates(25e9, False), np.ones(1), 4096.0, cal)[0]
+    pcie = serving_step.prefill(s, rates(25e9, False), np.full(1, 4.0), 4096.0, cal)[0]
+    nvlink = serving_step.prefill(s, rates(450e9, True), np.full(1, 4.0), 4096.0, cal)[0]
     message = 4096 * 4096 * 2.0
     ring = 2 * 32 * (1.5 * message / 25e9)
     assert pcie == pytest.approx(alone / 4 + ring + 2 * 32 * 30e-6, rel=1e-6)

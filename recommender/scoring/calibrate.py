@@ -209,19 +209,19 @@ def modelled_throughput(
             caps[w.precision] = capabilities(accs, w.precision, cal)
         p = predict_rows(w, prep.shape, prep.state, caps[w.precision], accs, prep.rows, cal)
         out[prep.members] = p.device_throughput
-        for i in prep.members:
+        for i, acc in zip(prep.members, prep.rows.acc, strict=True):
             if obs[i].multinode_training:
-                out[i] = _on_nodes(obs[i], prep, caps[w.precision], catalog, cal)
+                out[i] = _on_nodes(obs[i], int(acc), prep, caps[w.precision], cal)
     return out
 
 
 def _on_nodes(
-    o: Observation, prep: _Prepared, caps: Capabilities, catalog: Catalog, cal: Calibration
+    o: Observation, acc: int, prep: _Prepared, caps: Capabilities, cal: Calibration
 ) -> float:
-    """Samples/s of a multi-node training observation under the multi-node planner."""
-    index = catalog.accelerators.index(catalog.accelerator(o.accelerator))
+    """Samples/s of a multi-node training observation (on catalog accelerator ``acc``) under
+    the multi-node planner."""
     hw = ClusterHardware(
-        acc=np.array([index], dtype=np.int32),
+        acc=np.array([acc], dtype=np.int32),
         gpus=np.array([o.gpus / o.nodes]),
         network_bytes_per_s=np.array([o.node_network_bytes_per_s]),
     )

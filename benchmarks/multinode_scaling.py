@@ -38,7 +38,11 @@ import numpy as np
 from recommender import load_catalog
 from recommender.catalog import Catalog
 from recommender.scoring.engine import context
-from recommender.scoring.multinode import FABRIC_EFFICIENCY, ClusterHardware, plan_clusters
+from recommender.scoring.multinode import (
+    ClusterHardware,
+    achieved_network_bytes_per_s,
+    plan_clusters,
+)
 from recommender.workload import Workload
 
 DATA = Path(__file__).resolve().parent / "data" / "multinode_scaling.csv"
@@ -96,7 +100,7 @@ def predicted_rate(row: dict[str, str], catalog: Catalog) -> float:
     w = _workload(row)
     ctx = context(w, catalog)
     index = catalog.accelerators.index(catalog.accelerator(row["accelerator"]))
-    network = float(row["node_gbps"]) * 1e9 / 8.0 * FABRIC_EFFICIENCY[row["fabric"]]
+    network = achieved_network_bytes_per_s(float(row["node_gbps"]), row["fabric"])
     gpus, nodes = float(row["gpus_per_node"]), float(row["nodes"])
     hw = ClusterHardware(
         acc=np.array([index], dtype=np.int32),

@@ -40,7 +40,7 @@ from recommender.catalog import Catalog, UnknownAcceleratorError
 from recommender.models.arch import GivenArch
 from recommender.models.registry import UnknownModelError, resolve_model
 from recommender.scoring.calibrate import Observation
-from recommender.scoring.multinode import FABRIC_EFFICIENCY
+from recommender.scoring.multinode import achieved_network_bytes_per_s
 from recommender.workload import Workload
 
 __all__ = ["BENCH_ACCELERATORS", "ROWS", "Row", "accelerator_aliases", "load_rows"]
@@ -128,9 +128,9 @@ DEFAULT_ENGINE_BATCH = 64
 # The network between the nodes of a multi-node row, which the sources do not rate:
 # KempnerForge "InfiniBand inter-node" (4 H200 per node); torchtitan's rows name no fabric at
 # all. Both are taken as one 400 Gb/s RDMA NIC per GPU, the HGX H100 / H200 reference design
-# (ConnectX-7 NDR per GPU), at FABRIC_EFFICIENCY's RDMA share: an assumption, not a figure
-# from the source. Multi-node serving rows (MLPerf over Ethernet) run a replica per node and
-# are predicted as one instance.
+# (ConnectX-7 NDR per GPU), at the RDMA share of multinode.FABRIC_EFFICIENCY: an assumption,
+# not a figure from the source. Multi-node serving rows (MLPerf over Ethernet) run a replica
+# per node and are predicted as one instance.
 NODE_NIC_GBPS_PER_GPU = 400.0
 NODE_FABRIC = {"infiniband": "infiniband", "ethernet": "ethernet"}
 DEFAULT_NODE_FABRIC = "gpudirect-rdma"
@@ -139,8 +139,7 @@ DEFAULT_NODE_FABRIC = "gpudirect-rdma"
 def node_network_bytes_per_s(r: dict[str, str], gpus_per_node: float) -> float:
     """Achieved bytes/s of one node's network for a multi-node row (see above)."""
     fabric = NODE_FABRIC.get(r["interconnect"], DEFAULT_NODE_FABRIC)
-    line = NODE_NIC_GBPS_PER_GPU * gpus_per_node * 1e9 / 8.0
-    return line * FABRIC_EFFICIENCY[fabric]
+    return achieved_network_bytes_per_s(NODE_NIC_GBPS_PER_GPU * gpus_per_node, fabric)
 
 
 @dataclass(frozen=True)

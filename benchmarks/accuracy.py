@@ -182,6 +182,24 @@ def evaluate(
     return out
 
 
+def _cells(s: dict[str, Scores], cls: str) -> list[str]:
+    """One class's row (``all``: every class): pairs, the engine's and the naive references'
+    errors with a baseline, rows scored without one and the engine's error there."""
+
+    def get(x: Scores) -> list[float]:
+        return x.all() if cls == "all" else x.by_class.get(cls, [])
+
+    return [
+        str(len(get(s["baseline"]))),
+        *(_mean(get(s[k])).strip() for k in ("baseline", "peak", "bandwidth", "geomean")),
+        str(len(get(s["absolute"]))),
+        _mean(get(s["absolute"])).strip(),
+    ]
+
+
+TABLE_WIDTHS = (6, 16, 7, 10, 8, 5, 20)
+
+
 def table(title: str, s: dict[str, Scores]) -> None:
     print(f"\n{title}")
     print(
@@ -189,15 +207,8 @@ def table(title: str, s: dict[str, Scores]) -> None:
         f"{'geomean':>8} {'rows':>5} {'engine, no baseline':>20}"
     )
     for cls in (*CLASSES, "all"):
-        get: Callable[[Scores], list[float]] = (
-            (lambda x: x.all()) if cls == "all" else (lambda x, c=cls: x.by_class.get(c, []))
-        )
-        base = get(s["baseline"])
-        print(
-            f"  {cls:<12} {len(base):>6} {_mean(base):>16} {_mean(get(s['peak'])):>7} "
-            f"{_mean(get(s['bandwidth'])):>10} {_mean(get(s['geomean'])):>8} "
-            f"{len(get(s['absolute'])):>5} {_mean(get(s['absolute'])):>20}"
-        )
+        cells = " ".join(f"{c:>{w}}" for c, w in zip(_cells(s, cls), TABLE_WIDTHS, strict=True))
+        print(f"  {cls:<12} {cells}")
 
 
 MARKDOWN_HEADER = (
@@ -208,21 +219,8 @@ MARKDOWN_HEADER = (
 
 def markdown_table(s: dict[str, Scores]) -> str:
     """The table as the README shows it (``README_TABLES`` holds the last ``--write``'s)."""
-    lines = [MARKDOWN_HEADER]
-    for cls in (*CLASSES, "all"):
-
-        def get(x: Scores, c: str = cls) -> list[float]:
-            return x.all() if c == "all" else x.by_class.get(c, [])
-
-        cells = [
-            cls,
-            str(len(get(s["baseline"]))),
-            *(_mean(get(s[k])).strip() for k in ("baseline", "peak", "bandwidth", "geomean")),
-            str(len(get(s["absolute"]))),
-            _mean(get(s["absolute"])).strip(),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    rows = ("| " + " | ".join([cls, *_cells(s, cls)]) + " |" for cls in (*CLASSES, "all"))
+    return "\n".join([MARKDOWN_HEADER, *rows])
 
 
 def merge(parts: list[dict[str, Scores]]) -> dict[str, Scores]:

@@ -120,8 +120,8 @@ def encoder_pass(w: Workload, a: TransformerArch) -> EncoderPass | None:
     spec = w.inference
     if a.type != "encoder-decoder" or spec is None:
         return None
+    source = float(a.source_length or spec.prompt_tokens)  # unset: the encoder reads the prompt
     fixed = a.source_length is not None
-    source = float(a.source_length if a.source_length is not None else spec.prompt_tokens)
     per_source = a.encoder_matmul_flops_per_token()
     return EncoderPass(
         source_tokens=source,

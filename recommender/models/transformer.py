@@ -296,13 +296,16 @@ class TransformerArch(ArchBase):
         """Score (Q K^T) and value (A V) products per token over every layer: 4 s d_attn
         per layer for the whole score matrix; half of it when a causal kernel skips the
         masked upper triangle (FlashAttention does, eager attention does not)."""
-        sequence_length = sequence_length or self.sequence_length or 0
-        v_width = self.n_heads * (self.v_head_dim or self.d_head)
-        per_layer = FLOP_PER_MAC * sequence_length * (self.q_width + v_width)
+        per_layer = self._attention_flops_per_layer(sequence_length or self.sequence_length or 0)
         causal = self.type != "encoder"
         share = 0.5 if causal_skip and causal else 1.0
         cross = self.n_decoder_layers if self.type == "encoder-decoder" else 0
         return per_layer * (self.total_layers + cross) * share
+
+    def _attention_flops_per_layer(self, sequence_length: int) -> float:
+        """Score and value products of one layer, per token attending ``sequence_length``."""
+        v_width = self.n_heads * (self.v_head_dim or self.d_head)
+        return FLOP_PER_MAC * sequence_length * (self.q_width + v_width)
 
     def forward_flops_per_token(
         self, sequence_length: int | None = None, causal_skip: bool = False
@@ -326,8 +329,7 @@ class TransformerArch(ArchBase):
 
     def encoder_attention_flops_per_token(self, source_length: int) -> float:
         """The encoder's (bidirectional) score and value products per source position."""
-        v_width = self.n_heads * (self.v_head_dim or self.d_head)
-        return FLOP_PER_MAC * source_length * (self.q_width + v_width) * self.layers
+        return self._attention_flops_per_layer(source_length) * self.layers
 
     def cross_kv_elements_per_source_token(self) -> float:
         """Cross-attention K and V one sequence keeps per source position, every decoder

@@ -37,12 +37,9 @@ import numpy as np
 
 from recommender import load_catalog
 from recommender.catalog import Catalog
+from recommender.scoring.cluster_network import achieved_network_bytes_per_s
 from recommender.scoring.engine import context
-from recommender.scoring.multinode import (
-    ClusterHardware,
-    achieved_network_bytes_per_s,
-    plan_clusters,
-)
+from recommender.scoring.multinode import ClusterHardware, plan_clusters
 from recommender.workload import Workload
 
 DATA = Path(__file__).resolve().parent / "data" / "multinode_scaling.csv"

@@ -40,7 +40,7 @@ from recommender.catalog import Catalog, UnknownAcceleratorError
 from recommender.models.arch import GivenArch
 from recommender.models.registry import UnknownModelError, resolve_model
 from recommender.scoring.calibrate import Observation
-from recommender.scoring.multinode import achieved_network_bytes_per_s
+from recommender.scoring.cluster_network import achieved_network_bytes_per_s
 from recommender.workload import Workload
 
 __all__ = ["BENCH_ACCELERATORS", "ROWS", "Row", "accelerator_aliases", "load_rows"]

@@ -17,6 +17,7 @@ __all__ = [
     "FABRICS",
     "FABRIC_EFFICIENCY",
     "NetworkColumns",
+    "achieved_network_bytes_per_s",
     "network_columns",
 ]
 
@@ -29,6 +30,14 @@ ETHERNET = FABRICS.index("ethernet")
 # Sizes without the fabric, and families the catalog gives no network: typical instance
 # Ethernet (AWS ENA "up to 25 Gigabit" on mid-size GPU instances).
 DEFAULT_ETHERNET_GBPS = 25.0
+
+
+BITS_PER_BYTE = 8.0
+
+
+def achieved_network_bytes_per_s(gbps: float, fabric: str) -> float:
+    """Bytes/s a node's collectives reach over ``gbps`` of ``fabric`` (FABRIC_EFFICIENCY)."""
+    return gbps * 1e9 / BITS_PER_BYTE * FABRIC_EFFICIENCY[fabric]
 
 
 @dataclass(frozen=True)
@@ -97,7 +106,7 @@ def network_columns(catalog: Catalog, t: OffersTable, rows: IntArray) -> Network
     gbps, fabric = vals[:, 0], vals[:, 1].astype(np.int64)
     eff = np.asarray([FABRIC_EFFICIENCY[f] for f in FABRICS])[fabric]
     return NetworkColumns(
-        bytes_per_s=gbps * 1e9 / 8.0 * eff,
+        bytes_per_s=gbps * 1e9 / BITS_PER_BYTE * eff,
         fabric=fabric,
         fast=fabric != ETHERNET,
         placement=vals[:, 2] > 0,

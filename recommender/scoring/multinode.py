@@ -50,7 +50,6 @@ __all__ = [
     "HYBRID",
     "ClusterHardware",
     "ClusterPlans",
-    "achieved_network_bytes_per_s",
     "plan_clusters",
 ]
 
@@ -71,14 +70,6 @@ FABRIC_EFFICIENCY = {
     "efa": 0.6,
     "ethernet": 0.3,
 }
-BITS_PER_BYTE = 8.0
-
-
-def achieved_network_bytes_per_s(gbps: float, fabric: str) -> float:
-    """Bytes/s a node's collectives reach over ``gbps`` of ``fabric`` (FABRIC_EFFICIENCY)."""
-    return gbps * 1e9 / BITS_PER_BYTE * FABRIC_EFFICIENCY[fabric]
-
-
 TENSOR_PARALLEL = (1, 2, 4, 8)
 PIPELINE_PARALLEL = (1, 2, 4, 8, 16)
 # Sharding codes: ZeRO-1, ZeRO-3 (FSDP), and hybrid (ZeRO-3 in the node, replicas across).

@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.shape import Shape
-from recommender.scoring.step_time import ALLREDUCE_LATENCY_NVLINK_S, ALLREDUCE_LATENCY_PCIE_S
+from recommender.scoring.step_time import allreduce_latency_s
 from recommender.workload import Workload
 
 __all__ = [
@@ -163,7 +163,7 @@ def _tp_allreduces_s(
     activations, ``2 (tp-1)/tp`` of the message over the link (Patarasuk and Yuan 2009); none
     without tensor parallelism. A decode step sends one token per sequence; a prefill sends
     the whole prompt, so over PCIe its all-reduces can take as long as its arithmetic."""
-    latency = np.where(r.nvlink, ALLREDUCE_LATENCY_NVLINK_S, ALLREDUCE_LATENCY_PCIE_S)
+    latency = allreduce_latency_s(tp, r.nvlink)
     message = np.asarray(tokens, dtype=np.float64) * hidden * TP_ACTIVATION_BYTES
     comm = ALLREDUCES_PER_LAYER * layers * (latency + 2.0 * (tp - 1) / tp * message / r.link)
     return np.asarray(np.where(tp > 1, comm, 0.0))

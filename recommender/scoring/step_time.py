@@ -48,7 +48,7 @@ from recommender.scoring.memory import StateBytes
 from recommender.scoring.shape import Shape
 from recommender.workload import Workload
 
-__all__ = ["Cells", "StepTime", "step_time"]
+__all__ = ["Cells", "StepTime", "allreduce_latency_s", "step_time"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -81,14 +81,26 @@ FP8_CAST_BYTES_PER_ELEMENT = 8.0
 # Adam's update reads weights, gradients and both moments and writes weights and moments:
 # 7 fp32 streams per trainable parameter.
 OPTIMIZER_TRAFFIC_BYTES_PER_PARAMETER = 28.0
-# Latency of one small all-reduce inside a node (NCCL): NVLink vs through PCIe. NCCL's own
-# tuning model (NVIDIA/nccl src/graph/tuning.cc, ring / LL protocol: 3.6 us base + 0.4 us per
-# step over NVLink, 1.0 us over PCIe, 2 (n-1) steps) gives 9.2 us and 17.6 us at 8 ranks;
-# nccl-tests through host memory measure more over PCIe: 42.6 us for 8 B on 8 x RTX 4090
-# (NVIDIA/nccl issue #1530), 54.2 us on 8 x RTX 3090 across two sockets (#1439). One figure
-# each, not a function of the ranks: the tensor-parallel degrees that matter are 2-8.
-ALLREDUCE_LATENCY_NVLINK_S = 10e-6
-ALLREDUCE_LATENCY_PCIE_S = 30e-6
+# Latency of one small all-reduce inside a node over ``n`` ranks: NCCL's own tuning model
+# (NVIDIA/nccl src/graph/tuning.cc, ring / LL protocol) is a base latency plus a per-hop one
+# for each of the ring's 2 (n-1) steps: 3.6 us + 0.4 us a step over NVLink (9.2 us at 8
+# ranks). Over PCIe its 1.0 us a step (17.6 us at 8) is below what nccl-tests measure through
+# host memory: 42.6 us for 8 B on 8 x RTX 4090 (NVIDIA/nccl issue #1530; 54.2 us on 8 x RTX
+# 3090 across two sockets, #1439), so the PCIe step is that 8-rank measurement spread over
+# its 14 steps: 2.8 us (9.2 us at 2 ranks, 20 us at 4).
+ALLREDUCE_BASE_LATENCY_S = 3.6e-6
+ALLREDUCE_STEP_LATENCY_NVLINK_S = 0.4e-6
+ALLREDUCE_PCIE_8_RANKS_S = 42.6e-6
+ALLREDUCE_STEP_LATENCY_PCIE_S = (ALLREDUCE_PCIE_8_RANKS_S - ALLREDUCE_BASE_LATENCY_S) / 14.0
+
+
+def allreduce_latency_s(ranks: npt.ArrayLike, nvlink: npt.ArrayLike) -> FloatArray:
+    """Seconds of latency of one small ring all-reduce over ``ranks`` GPUs of one node."""
+    steps = 2.0 * np.maximum(np.asarray(ranks, dtype=np.float64) - 1.0, 0.0)
+    per_step = np.where(nvlink, ALLREDUCE_STEP_LATENCY_NVLINK_S, ALLREDUCE_STEP_LATENCY_PCIE_S)
+    return np.asarray(ALLREDUCE_BASE_LATENCY_S + steps * per_step)
+
+
 # Tensor-parallel all-reduces per layer: 2 in the forward, 2 in the backward (Megatron-LM).
 TP_ALLREDUCES_FORWARD = 2.0
 # DeepSpeed's CPU Adam updates ~1e8 parameters per second per core (AVX-512; Ren et al.
@@ -260,7 +272,7 @@ def _fused_kernels_stream_their_operands(w: Workload, s: Shape) -> bool:
 def _tp_comm(s: Shape, c: Cells, el: float, passes: FloatArray) -> FloatArray:
     """Tensor-parallel all-reduces of one micro-step: two per layer and pass (forward,
     backward, and the forward that full recomputation repeats)."""
-    latency = np.where(c.nvlink, ALLREDUCE_LATENCY_NVLINK_S, ALLREDUCE_LATENCY_PCIE_S)
+    latency = allreduce_latency_s(c.tp, c.nvlink)
     message = c.micro_batch * s.tokens * s.hidden * el
     per_allreduce = latency + 2.0 * _ring(c.tp) * message / c.link_bytes_per_s
     count = TP_ALLREDUCES_FORWARD * s.layers * passes

@@ -10,7 +10,12 @@ from recommender.scoring.calibration import by_execution, prior_calibration
 from recommender.scoring.hardware import capabilities
 from recommender.scoring.memory import state_bytes
 from recommender.scoring.shape import activation_element_bytes, shape_of
-from recommender.scoring.step_time import FP8_CAST_BYTES_PER_ELEMENT, Cells, step_time
+from recommender.scoring.step_time import (
+    FP8_CAST_BYTES_PER_ELEMENT,
+    Cells,
+    allreduce_latency_s,
+    step_time,
+)
 
 from .conftest import make
 
@@ -94,6 +99,33 @@ def test_ring_all_reduce_moves_2_n_minus_1_over_n_of_the_gradients() -> None:
     cal = prior_calibration().with_values(comm_overlap=0.0)
     t = step_time(w, s, state_bytes(w, s), _cells(dp=8), cal, 2.0)
     assert t.dp_comm_s[0] == pytest.approx(2 * 7 / 8 * 2e9 / LINK)
+
+
+def test_a_small_all_reduce_waits_longer_the_more_ranks_its_ring_has() -> None:
+    # NCCL's ring: 3.6 us + 2 (n-1) hops; 0.4 us a hop over NVLink (9.2 us at 8 ranks), the
+    # 8-rank PCIe measurement (42.6 us) spread over its 14 hops.
+    ranks = np.array([2.0, 4.0, 8.0])
+    nvlink = allreduce_latency_s(ranks, np.array([True] * 3))
+    pcie = allreduce_latency_s(ranks, np.array([False] * 3))
+    assert nvlink == pytest.approx([4.4e-6, 6.0e-6, 9.2e-6])
+    assert pcie[2] == pytest.approx(42.6e-6)
+    assert np.all(np.diff(pcie) > 0) and np.all(pcie > nvlink)
+
+
+def test_tensor_parallel_all_reduces_pay_the_latency_of_their_ring() -> None:
+    # Same link bandwidth, PCIe vs NVLink latency: the step differs by (all-reduces) x (the
+    # latency gap at that many ranks), so the gaps at 8 and 2 ranks keep the latencies' ratio.
+    w, s, st = _job()
+    cal = prior_calibration()
+
+    def gap(tp: float) -> float:
+        pcie = step_time(w, s, st, _cells(tp=tp, nvlink=False), cal, 2.0).tp_comm_s[0]
+        nvlink = step_time(w, s, st, _cells(tp=tp, nvlink=True), cal, 2.0).tp_comm_s[0]
+        return float(pcie - nvlink)
+
+    both = allreduce_latency_s(np.array([8.0, 2.0]), np.array([False, False]))
+    both -= allreduce_latency_s(np.array([8.0, 2.0]), np.array([True, True]))
+    assert gap(8.0) / gap(2.0) == pytest.approx(both[0] / both[1])
 
 
 @pytest.mark.parametrize("execution", ["eager", "compiled"])

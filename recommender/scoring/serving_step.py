@@ -161,8 +161,9 @@ def _tp_allreduces_s(
     """Seconds of a tensor-parallel forward's all-reduces over ``tokens`` tokens: two per
     layer (Megatron-LM, Shoeybi et al. 2019, section 3), each a ring of the tokens' 16-bit
     activations, ``2 (tp-1)/tp`` of the message over the link (Patarasuk and Yuan 2009) after
-    the ring's latency (``step_time.allreduce_latency_s``); none without tensor parallelism. A decode step sends one token per sequence; a prefill sends
-    the whole prompt, so over PCIe its all-reduces can take as long as its arithmetic."""
+    the ring's latency (``step_time.allreduce_latency_s``); none without tensor parallelism.
+    A decode step sends one token per sequence; a prefill sends the whole prompt, so over PCIe
+    its all-reduces can take as long as its arithmetic."""
     latency = allreduce_latency_s(tp, r.nvlink)
     message = np.asarray(tokens, dtype=np.float64) * hidden * TP_ACTIVATION_BYTES
     comm = ALLREDUCES_PER_LAYER * layers * (latency + 2.0 * (tp - 1) / tp * message / r.link)

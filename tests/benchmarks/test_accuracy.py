@@ -122,6 +122,34 @@ def test_whisper_tokens_become_transcripts_by_the_datasets_length(
         assert r.observation.throughput == pytest.approx(value / 75)
 
 
+def test_mlperf_llama_tokens_become_requests_by_the_datasets_output_length(
+    loaded: tuple[list[object], Counter[str], object],
+) -> None:
+    """MLPerf's Llama results are generated tokens/s; each benchmark's dataset fixes the
+    tokens per request (llama3.1-8b: 129, from one log's samples/s and tokens/s over the
+    whole dataset), so the rows are requests/s at that length, not at the engine's default."""
+    import csv
+
+    rows, _, _ = loaded
+    with published.ROWS.open(newline="") as fh:
+        source = {r["row_id"]: r for r in csv.DictReader(fh)}
+    lengths = {"llama-3.1-8b": 129, "llama-2-70b": 294, "llama-3.1-405b": 685}
+    mlperf = [
+        r
+        for r in rows
+        if r.source == "mlperf-inference-v5.1" and source[r.row_id]["model_key"] in lengths
+    ]
+    assert {source[r.row_id]["model_key"] for r in mlperf} == set(lengths)
+    for r in mlperf:
+        tokens = lengths[source[r.row_id]["model_key"]]
+        w = r.observation.workload
+        assert w.inference is not None and w.inference.output_tokens == tokens
+        row = source[r.row_id]
+        assert row["metric"] in ("tokens_per_s", "output_tokens_per_s")
+        value = float(row["value"]) * (r.observation.gpus if row["scope"] == "per_gpu" else 1)
+        assert r.absolute and r.observation.throughput == pytest.approx(value / tokens)
+
+
 def test_generated_tokens_of_no_stated_length_are_baselines_only(
     loaded: tuple[list[object], Counter[str], object],
 ) -> None:

@@ -1,0 +1,151 @@
+"""One leave-one-source-out fold, row by row: where the engine goes wrong on one source.
+
+``accuracy.py`` reports each held-out source as one figure; this opens one of them. It fits
+the constants on every other source (as ``accuracy.py`` does for that fold: the same
+stratified subsample, the same priors) and prints, for the held-out source:
+
+- per workload key (rows that ran the same workload on other hardware), the mean |error| of
+  its baseline -> target pairs against the geometric-mean rule's, worst excess first;
+- per group, the geometric mean of modelled / measured rate over its absolute rows (> 1: the
+  engine is too fast) and their mean |error|;
+- with ``--rows``, every row: accelerator, GPUs, measured and modelled rate.
+
+    python benchmarks/accuracy_fold.py mlperf-inference-v5.1
+    python benchmarks/accuracy_fold.py tgi-sagemaker --rows
+    python benchmarks/accuracy_fold.py timm --priors      # the priors alone, nothing fitted
+
+A fold takes about a minute on two cores; ``accuracy.py`` prints the source names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from accuracy import (
+    _subsample,
+    bench_catalog,
+    naive,
+    pairs,
+    predictable,
+    with_baseline,
+)
+from published import Row, load_rows
+
+from recommender.catalog import Catalog
+from recommender.scoring.calibrate import fit, modelled_throughput
+from recommender.scoring.calibration import Calibration, prior_calibration
+
+
+@dataclass(frozen=True)
+class KeyErrors:
+    key: str
+    pairs: int
+    engine: float  # mean |error| % with a baseline
+    geomean: float  # the geometric-mean rule's, on the same pairs
+
+
+@dataclass(frozen=True)
+class GroupBias:
+    group: str
+    rows: int
+    ratio: float  # geometric mean of modelled / measured
+    error: float  # mean |modelled / measured - 1| %
+
+
+def held_out_modelled(
+    rows: list[Row], catalog: Catalog, priors: Calibration, source: str, refit: bool = True
+) -> np.ndarray:
+    """Every row's modelled rate under constants fitted without ``source`` (the priors when
+    ``refit`` is off)."""
+    train = [r.observation for r in _subsample([r for r in rows if r.source != source])]
+    cal = fit(train, catalog, priors) if refit and train else priors
+    return modelled_throughput([r.observation for r in rows], catalog, cal)
+
+
+def key_errors(
+    rows: list[Row], catalog: Catalog, modelled: np.ndarray, source: str
+) -> list[KeyErrors]:
+    """Pairs whose target is in ``source``, by workload key, worst excess over the
+    geometric-mean rule first."""
+    by_key: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for a, b in pairs(rows):
+        if rows[b].source != source or modelled[a] <= 0 or modelled[b] <= 0:
+            continue
+        by_key[rows[b].key].append(
+            (with_baseline(rows, modelled, a, b), naive(rows, catalog, a, b, "geomean"))
+        )
+    out = [
+        KeyErrors(
+            key=key,
+            pairs=len(errs),
+            engine=statistics.fmean(e for e, _ in errs),
+            geomean=statistics.fmean(g for _, g in errs),
+        )
+        for key, errs in by_key.items()
+    ]
+    return sorted(out, key=lambda k: k.pairs * (k.geomean - k.engine))
+
+
+def group_bias(rows: list[Row], modelled: np.ndarray, source: str) -> list[GroupBias]:
+    """Absolute rows of ``source`` by group: how far the engine's own rate is off."""
+    by_group: dict[str, list[float]] = defaultdict(list)
+    for r, m in zip(rows, modelled, strict=True):
+        if r.source == source and r.absolute and m > 0:
+            by_group[r.key.split("|")[0]].append(float(m) / r.observation.throughput)
+    out = [
+        GroupBias(
+            group=group,
+            rows=len(ratios),
+            ratio=math.exp(statistics.fmean(math.log(x) for x in ratios)),
+            error=statistics.fmean(abs(x - 1.0) * 100.0 for x in ratios),
+        )
+        for group, ratios in by_group.items()
+    ]
+    return sorted(out, key=lambda g: -g.rows * g.error)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("source", help="the source family to hold out (accuracy.py names them)")
+    parser.add_argument("--rows", action="store_true", help="also print every held-out row")
+    parser.add_argument("--priors", action="store_true", help="score the priors, no fitting")
+    args = parser.parse_args()
+    catalog = bench_catalog()
+    priors = prior_calibration()
+    rows = predictable(load_rows(catalog)[0], catalog, priors)
+    sources = sorted({r.source for r in rows})
+    if args.source not in sources:
+        parser.error(f"no source {args.source!r}; the sources are: {', '.join(sources)}")
+    modelled = held_out_modelled(rows, catalog, priors, args.source, refit=not args.priors)
+    print(f"held out {args.source}: {sum(r.source == args.source for r in rows)} rows")
+    print("\nwith a baseline, by workload key (worst against the geometric-mean rule first):")
+    for k in key_errors(rows, catalog, modelled, args.source):
+        print(
+            f"  {k.key[:90]:<90} pairs {k.pairs:>4}  engine {k.engine:6.1f} %  "
+            f"geomean {k.geomean:6.1f} %"
+        )
+    print("\nwithout a baseline, by group (modelled / measured, geometric mean):")
+    for g in group_bias(rows, modelled, args.source):
+        print(
+            f"  {g.group[:70]:<70} rows {g.rows:>3}  ratio {g.ratio:5.2f}  |error| {g.error:6.1f} %"
+        )
+    if args.rows:
+        print("\nrows (rate in the engine's unit: samples or requests per s per instance):")
+        held = [(r, m) for r, m in zip(rows, modelled, strict=True) if r.source == args.source]
+        for r, m in sorted(held, key=lambda x: (x[0].key, x[0].observation.accelerator)):
+            o = r.observation
+            print(
+                f"  {r.key[:70]:<70} {o.accelerator:<20} {o.gpus:>3}  measured "
+                f"{o.throughput:11.4g}  modelled {m:11.4g}  ratio {m / o.throughput:5.2f}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

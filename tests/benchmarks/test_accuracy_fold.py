@@ -1,0 +1,69 @@
+"""benchmarks/accuracy_fold.py: one held-out source, opened by key and group."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+accuracy = pytest.importorskip("accuracy")
+published = pytest.importorskip("published")
+fold = pytest.importorskip("accuracy_fold")
+
+SOURCE = "nvidia-dle"
+
+
+@pytest.fixture(scope="module")
+def loaded() -> tuple[list[object], object]:
+    catalog = accuracy.bench_catalog()
+    rows, _ = published.load_rows(catalog)
+    return rows, catalog
+
+
+def test_a_model_off_by_one_factor_on_a_source_is_biased_but_scales_right(
+    loaded: tuple[list[object], object],
+) -> None:
+    """Pairs compare rows of one key, which lie in one source: a uniform factor on that
+    source's modelled rates leaves every baseline error at zero and shows in the bias."""
+    rows, catalog = loaded
+    measured = np.array([r.observation.throughput for r in rows])
+    modelled = np.where([r.source == SOURCE for r in rows], 2.0 * measured, measured)
+    keys = fold.key_errors(rows, catalog, modelled, SOURCE)
+    assert keys and all(k.engine == pytest.approx(0.0, abs=1e-9) for k in keys)
+    assert all(k.geomean >= 0.0 for k in keys)
+    assert sum(k.pairs for k in keys) == sum(
+        1 for _, b in accuracy.pairs(rows) if rows[b].source == SOURCE
+    )
+    groups = fold.group_bias(rows, modelled, SOURCE)
+    assert groups and all(g.ratio == pytest.approx(2.0) for g in groups)
+    assert all(g.error == pytest.approx(100.0) for g in groups)
+    assert sum(g.rows for g in groups) == sum(1 for r in rows if r.source == SOURCE and r.absolute)
+
+
+def test_the_keys_where_the_engine_loses_most_to_the_naive_rule_come_first(
+    loaded: tuple[list[object], object],
+) -> None:
+    rows, catalog = loaded
+    rng = np.random.default_rng(0)
+    measured = np.array([r.observation.throughput for r in rows])
+    modelled = measured * rng.uniform(0.5, 2.0, len(rows))
+    keys = fold.key_errors(rows, catalog, modelled, SOURCE)
+    excess = [k.pairs * (k.engine - k.geomean) for k in keys]
+    assert excess == sorted(excess, reverse=True)
+
+
+def test_without_refitting_the_fold_is_the_priors(loaded: tuple[list[object], object]) -> None:
+    from recommender.scoring.calibrate import modelled_throughput
+    from recommender.scoring.calibration import prior_calibration
+
+    rows, catalog = loaded
+    few = [r for r in rows if r.source in (SOURCE, "timm")][:40]
+    priors = prior_calibration()
+    got = fold.held_out_modelled(few, catalog, priors, SOURCE, refit=False)
+    want = modelled_throughput([r.observation for r in few], catalog, priors)
+    np.testing.assert_allclose(got, want)

@@ -38,8 +38,9 @@ import tempfile
 import time
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import yaml
@@ -58,6 +59,7 @@ CALIBRATION_JSON = ROOT / "recommender/scoring/calibration.json"
 README_TABLES = ROOT / "benchmarks/accuracy_tables.md"
 CLASSES = ("training", "inference", "llm-serving", "llm-decode")
 Pair = tuple[int, int]
+GroupKey = TypeVar("GroupKey", bound=Hashable)
 
 
 def bench_catalog() -> Catalog:
@@ -263,6 +265,16 @@ def _subsample(obs: list[Row], limit: int = FIT_ROWS) -> list[Row]:
     return [r for r in obs if id(r) in chosen]
 
 
+def modelled_without(
+    rows: list[Row], catalog: Catalog, priors: Calibration, held: Callable[[Row], bool]
+) -> np.ndarray:
+    """Every row's modelled throughput under constants fitted (from ``priors``, on the
+    stratified subsample) on the rows ``held`` leaves in: one cross-validation fold."""
+    train = [r.observation for r in _subsample([r for r in rows if not held(r)])]
+    cal = fit(train, catalog, priors) if train else priors
+    return modelled_throughput([r.observation for r in rows], catalog, cal)
+
+
 def cross_validate(
     rows: list[Row], catalog: Catalog, priors: Calibration, fold_of: Callable[[Row], str]
 ) -> tuple[dict[str, Scores], list[tuple[int, float, float]], np.ndarray]:
@@ -274,12 +286,8 @@ def cross_validate(
         folds[fold_of(r)].append(i)
     held_out = np.zeros(len(rows))
     parts = []
-    everything = [r.observation for r in rows]
     for name, members in sorted(folds.items()):
-        kept = _subsample([r for r in rows if fold_of(r) != name])
-        train = [r.observation for r in kept]
-        cal = fit(train, catalog, priors) if train else priors
-        modelled = modelled_throughput(everything, catalog, cal)
+        modelled = modelled_without(rows, catalog, priors, lambda r, n=name: fold_of(r) == n)
         held_out[members] = modelled[members]
         part = evaluate(rows, catalog, modelled, members, pair_list)
         parts.append(part)
@@ -294,17 +302,29 @@ def cross_validate(
     return merge(parts), scaling_points(rows, held_out), held_out
 
 
+def pair_errors(
+    rows: list[Row],
+    catalog: Catalog,
+    modelled: np.ndarray,
+    group_of: Callable[[Row], GroupKey | None],
+) -> dict[GroupKey, list[tuple[float, float]]]:
+    """(engine with a baseline, geometric-mean rule) errors of every pair the engine places,
+    by ``group_of`` its target row (None: the pair is left out)."""
+    groups: dict[GroupKey, list[tuple[float, float]]] = defaultdict(list)
+    for a, b in pairs(rows):
+        group = group_of(rows[b])
+        if group is None or modelled[a] <= 0 or modelled[b] <= 0:
+            continue
+        groups[group].append(
+            (with_baseline(rows, modelled, a, b), naive(rows, catalog, a, b, "geomean"))
+        )
+    return groups
+
+
 def print_detail(rows: list[Row], catalog: Catalog, modelled: np.ndarray, limit: int = 12) -> None:
     """The (class, source, model) groups whose held-out error most exceeds the geometric-mean
     reference's, summed over their pairs: where the engine loses most to the naive rule."""
-    groups: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
-    for a, b in pairs(rows):
-        if modelled[a] <= 0 or modelled[b] <= 0:
-            continue
-        model = rows[b].key.split("|")[1]
-        groups[(rows[b].cls, rows[b].source, model)].append(
-            (with_baseline(rows, modelled, a, b), naive(rows, catalog, a, b, "geomean"))
-        )
+    groups = pair_errors(rows, catalog, modelled, lambda b: (b.cls, b.source, b.key.split("|")[1]))
 
     def excess(item: tuple[tuple[str, str, str], list[tuple[float, float]]]) -> float:
         return sum(e - g for e, g in item[1])

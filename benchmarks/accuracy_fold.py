@@ -27,18 +27,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from accuracy import (
-    _subsample,
-    bench_catalog,
-    naive,
-    pairs,
-    predictable,
-    with_baseline,
-)
+from accuracy import bench_catalog, modelled_without, pair_errors, predictable
 from published import Row, load_rows
 
 from recommender.catalog import Catalog
-from recommender.scoring.calibrate import fit, modelled_throughput
+from recommender.scoring.calibrate import modelled_throughput
 from recommender.scoring.calibration import Calibration, prior_calibration
 
 
@@ -63,9 +56,9 @@ def held_out_modelled(
 ) -> np.ndarray:
     """Every row's modelled rate under constants fitted without ``source`` (the priors when
     ``refit`` is off)."""
-    train = [r.observation for r in _subsample([r for r in rows if r.source != source])]
-    cal = fit(train, catalog, priors) if refit and train else priors
-    return modelled_throughput([r.observation for r in rows], catalog, cal)
+    if not refit:
+        return modelled_throughput([r.observation for r in rows], catalog, priors)
+    return modelled_without(rows, catalog, priors, lambda r: r.source == source)
 
 
 def key_errors(
@@ -73,13 +66,7 @@ def key_errors(
 ) -> list[KeyErrors]:
     """Pairs whose target is in ``source``, by workload key, worst excess over the
     geometric-mean rule first."""
-    by_key: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for a, b in pairs(rows):
-        if rows[b].source != source or modelled[a] <= 0 or modelled[b] <= 0:
-            continue
-        by_key[rows[b].key].append(
-            (with_baseline(rows, modelled, a, b), naive(rows, catalog, a, b, "geomean"))
-        )
+    by_key = pair_errors(rows, catalog, modelled, lambda b: b.key if b.source == source else None)
     out = [
         KeyErrors(
             key=key,

@@ -44,6 +44,7 @@ from typing import TypeVar
 
 import numpy as np
 import yaml
+from accuracy_report import Scores, markdown_table, merge, print_scaling, scores_mean, table
 from published import BENCH_ACCELERATORS, Row, load_rows
 
 from recommender.catalog import Catalog, load_catalog
@@ -57,7 +58,6 @@ CALIBRATION_JSON = ROOT / "recommender/scoring/calibration.json"
 # The tables of the run that wrote calibration.json, as markdown: the README shows these
 # (tests/benchmarks/test_accuracy.py checks that it does).
 README_TABLES = ROOT / "benchmarks/accuracy_tables.md"
-CLASSES = ("training", "inference", "llm-serving", "llm-decode")
 Pair = tuple[int, int]
 GroupKey = TypeVar("GroupKey", bound=Hashable)
 
@@ -121,23 +121,6 @@ def naive(rows: list[Row], catalog: Catalog, a: int, b: int, how: str) -> float:
     return err(oa.throughput * ratio * ob.gpus / oa.gpus, ob.throughput)
 
 
-class Scores:
-    """Errors collected per workload class."""
-
-    def __init__(self) -> None:
-        self.by_class: dict[str, list[float]] = defaultdict(list)
-
-    def add(self, cls: str, value: float) -> None:
-        self.by_class[cls].append(value)
-
-    def all(self) -> list[float]:
-        return [v for vs in self.by_class.values() for v in vs]
-
-
-def _mean(xs: list[float]) -> str:
-    return f"{statistics.fmean(xs):6.1f}" if xs else "     -"
-
-
 def scaling_points(rows: list[Row], modelled: np.ndarray) -> list[tuple[int, float, float]]:
     """(row, measured efficiency, predicted efficiency) for multi-GPU rows of a run that also
     has a row on fewer GPUs of the same accelerator."""
@@ -184,56 +167,6 @@ def evaluate(
     return out
 
 
-def _cells(s: dict[str, Scores], cls: str) -> list[str]:
-    """One class's row (``all``: every class): pairs, the engine's and the naive references'
-    errors with a baseline, rows scored without one and the engine's error there."""
-
-    def get(x: Scores) -> list[float]:
-        return x.all() if cls == "all" else x.by_class.get(cls, [])
-
-    return [
-        str(len(get(s["baseline"]))),
-        *(_mean(get(s[k])).strip() for k in ("baseline", "peak", "bandwidth", "geomean")),
-        str(len(get(s["absolute"]))),
-        _mean(get(s["absolute"])).strip(),
-    ]
-
-
-TABLE_WIDTHS = (6, 16, 7, 10, 8, 5, 20)
-
-
-def table(title: str, s: dict[str, Scores]) -> None:
-    print(f"\n{title}")
-    print(
-        f"  {'class':<12} {'pairs':>6} {'engine+baseline':>16} {'peak':>7} {'bandwidth':>10} "
-        f"{'geomean':>8} {'rows':>5} {'engine, no baseline':>20}"
-    )
-    for cls in (*CLASSES, "all"):
-        cells = " ".join(f"{c:>{w}}" for c, w in zip(_cells(s, cls), TABLE_WIDTHS, strict=True))
-        print(f"  {cls:<12} {cells}")
-
-
-MARKDOWN_HEADER = (
-    "| class | pairs | engine + baseline | peak | bandwidth | geomean | rows | "
-    "engine, no baseline |\n|---|---|---|---|---|---|---|---|"
-)
-
-
-def markdown_table(s: dict[str, Scores]) -> str:
-    """The table as the README shows it (``README_TABLES`` holds the last ``--write``'s)."""
-    rows = ("| " + " | ".join([cls, *_cells(s, cls)]) + " |" for cls in (*CLASSES, "all"))
-    return "\n".join([MARKDOWN_HEADER, *rows])
-
-
-def merge(parts: list[dict[str, Scores]]) -> dict[str, Scores]:
-    out = {k: Scores() for k in parts[0]}
-    for p in parts:
-        for k, sc in p.items():
-            for cls, vs in sc.by_class.items():
-                out[k].by_class[cls].extend(vs)
-    return out
-
-
 # Rows a fold's fit sees at most (a deterministic, per-source stratified subsample): every
 # fit evaluation predicts all of them once per constant, on a shared 2-core machine.
 FIT_ROWS = 300
@@ -275,6 +208,11 @@ def modelled_without(
     return modelled_throughput([r.observation for r in rows], catalog, cal)
 
 
+def _member_of(ids: set[int]) -> Callable[[Row], bool]:
+    """Whether a row is one of ``ids`` (its ``id()``): one fold's held-out test."""
+    return lambda r: id(r) in ids
+
+
 def cross_validate(
     rows: list[Row], catalog: Catalog, priors: Calibration, fold_of: Callable[[Row], str]
 ) -> tuple[dict[str, Scores], list[tuple[int, float, float]], np.ndarray]:
@@ -287,7 +225,9 @@ def cross_validate(
     held_out = np.zeros(len(rows))
     parts = []
     for name, members in sorted(folds.items()):
-        modelled = modelled_without(rows, catalog, priors, lambda r, n=name: fold_of(r) == n)
+        modelled = modelled_without(
+            rows, catalog, priors, _member_of({id(rows[i]) for i in members})
+        )
         held_out[members] = modelled[members]
         part = evaluate(rows, catalog, modelled, members, pair_list)
         parts.append(part)
@@ -295,8 +235,8 @@ def cross_validate(
         geo = part["geomean"].all()
         print(
             f"  held out {name:<26} rows {len(members):>4}  pairs {len(base):>5}  "
-            f"engine+baseline {_mean(base)} %  geomean {_mean(geo)} %  "
-            f"no baseline {_mean(absolute)} %",
+            f"engine+baseline {scores_mean(base)} %  geomean {scores_mean(geo)} %  "
+            f"no baseline {scores_mean(absolute)} %",
             flush=True,
         )
     return merge(parts), scaling_points(rows, held_out), held_out
@@ -336,24 +276,6 @@ def print_detail(rows: list[Row], catalog: Catalog, modelled: np.ndarray, limit:
         print(
             f"  {cls:<12} {source:<24} {model[:28]:<28} pairs {len(errs):>4}  "
             f"engine {engine:5.1f} %  geomean {geo:5.1f} %"
-        )
-
-
-def print_scaling(title: str, points: list[tuple[int, float, float]], rows: list[Row]) -> None:
-    if not points:
-        print(f"\n{title}: no multi-GPU runs")
-        return
-    engine = [abs(p - m) * 100 for _, m, p in points]
-    linear = [abs(1.0 - m) * 100 for _, m, _ in points]
-    print(
-        f"\n{title}: {len(points)} multi-GPU rows, mean |error| {statistics.fmean(engine):.1f} "
-        f"points (naive linear scaling: {statistics.fmean(linear):.1f} points)"
-    )
-    for i, m, p in sorted(points, key=lambda x: -abs(x[2] - x[1]))[:5]:
-        o = rows[i].observation
-        print(
-            f"    worst: {rows[i].key[:58]:<58} {o.gpus} x {o.accelerator}: "
-            f"measured {m:.0%}, predicted {p:.0%}"
         )
 
 

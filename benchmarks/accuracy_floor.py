@@ -18,17 +18,8 @@ from collections import Counter
 from collections.abc import Callable, Hashable
 
 import numpy as np
-from accuracy import (
-    CLASSES,
-    Pair,
-    Scores,
-    _mean,
-    bench_catalog,
-    merge,
-    pairs,
-    predictable,
-    with_baseline,
-)
+from accuracy import Pair, bench_catalog, pairs, predictable, with_baseline
+from accuracy_report import CLASSES, Scores, merge, scores_mean
 from published import Row, load_rows
 
 from recommender.scoring.calibration import prior_calibration
@@ -99,7 +90,7 @@ def report(title: str, errors: Scores, totals: Counter[str]) -> None:
     for cls in (*CLASSES, "all"):
         e = errors.all() if cls == "all" else errors.by_class.get(cls, [])
         n = sum(totals.values()) if cls == "all" else totals[cls]
-        print(f"  {cls:<12} {n:>6} {len(e):>12} {_mean(e).strip():>15}")
+        print(f"  {cls:<12} {n:>6} {len(e):>12} {scores_mean(e).strip():>15}")
 
 
 def main() -> int:

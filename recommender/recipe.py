@@ -32,6 +32,10 @@ KvFormat = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 ParallelDegree = Literal["auto"] | Annotated[int, Field(ge=1, le=1024)]
 # Most tensor-parallel ranks a recipe may name: one NVL72 rack.
 MAX_TENSOR_PARALLEL = 72
+# Sequences from which ``context_parallel: auto`` tries splitting one sequence over GPUs:
+# NeMo's long-context recipes train Llama 3 at 16k and 64k tokens with context parallelism
+# (docs.nvidia.com/nemo-framework/user-guide/latest/longcontext), the shortest of them.
+CONTEXT_PARALLEL_MIN_AUTO_TOKENS = 16_384
 
 
 class _Spec(BaseModel):
@@ -69,6 +73,12 @@ class TrainingRecipe(_Spec):
         description="Pipeline stages across nodes (multi-node plans only; one node runs "
         "one stage per instance).",
     )
+    context_parallel: ParallelDegree = Field(
+        default="auto",
+        description="GPUs one sequence is split over along its tokens (ring attention, for "
+        "long-context training); auto tries it from "
+        f"{CONTEXT_PARALLEL_MIN_AUTO_TOKENS:,} tokens per sequence.",
+    )
     offload: Offload = "auto"
     lora: LoRA | None = None
 
@@ -76,6 +86,12 @@ class TrainingRecipe(_Spec):
     def _sane(self) -> Self:
         if isinstance(self.tensor_parallel, int) and self.tensor_parallel > MAX_TENSOR_PARALLEL:
             raise ValueError(f"tensor_parallel must be <= {MAX_TENSOR_PARALLEL}")
+        split = isinstance(self.context_parallel, int) and self.context_parallel > 1
+        if split and self.attention == "eager":
+            raise ValueError(
+                "context_parallel splits attention with a fused kernel per ring step "
+                "(flash or SDPA); it does not run with attention: eager"
+            )
         if self.lora is not None and self.lora.quantized_base and self.sharding == "zero3":
             raise ValueError("QLoRA's 4-bit base is not sharded with zero3; use none or zero2")
         return self

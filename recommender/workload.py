@@ -256,7 +256,27 @@ class Workload(_Model):
                 "FasterTransformer) and does not train; use compiled for torch.compile"
             )
         self._check_tensor_parallel()
+        self._check_context_parallel()
         return self
+
+    def _check_context_parallel(self) -> None:
+        """A pinned context-parallel degree needs a transformer trained on sequences it can
+        split evenly (each rank holds ``sequence_length / cp`` tokens)."""
+        degree = self.training.context_parallel
+        if not isinstance(degree, int) or degree == 1:
+            return
+        tokens = self.model.tokens_per_sample
+        sequence_model = self.model.resolved_family == "transformer"
+        if not self.training_job or not sequence_model or tokens is None:
+            raise ValueError(
+                "training.context_parallel splits a transformer's training sequences over "
+                "GPUs; this workload has none to split (leave it auto)"
+            )
+        if tokens % degree:
+            raise ValueError(
+                f"training.context_parallel: {degree} does not divide the sequence length "
+                f"{tokens} (each rank holds an equal share of the tokens)"
+            )
 
     def _check_tensor_parallel(self) -> None:
         """A pinned tensor-parallel degree must split the attention heads evenly (Megatron-LM

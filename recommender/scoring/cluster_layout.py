@@ -35,6 +35,7 @@ class Cluster:
     tp: FloatArray
     pp: FloatArray
     dp: FloatArray
+    cp: FloatArray  # context-parallel ranks per sequence (training)
     sharding: FloatArray
     ckpt: FloatArray
     ep: FloatArray
@@ -79,7 +80,7 @@ def empty_cluster(t: OffersTable, notes: list[str]) -> Cluster:
     n = len(t)
     ones, zeros = np.ones(n), np.zeros(n)
     return Cluster(
-        multi=np.zeros(n, dtype=bool), nodes=ones, tp=ones, pp=ones, dp=ones,
+        multi=np.zeros(n, dtype=bool), nodes=ones, tp=ones, pp=ones, dp=ones, cp=ones,
         sharding=zeros, ckpt=zeros, ep=ones, micro_batch=ones, micro_batches=ones,
         efficiency=ones, state_bytes=zeros, activation_bytes=zeros, overhead=zeros,
         fabric=np.zeros(n, dtype=np.int64), gbps=zeros,

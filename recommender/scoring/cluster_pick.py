@@ -8,7 +8,7 @@ from recommender.catalog.offers import OffersTable
 from recommender.scoring.clusters import FABRICS, Cluster
 from recommender.scoring.cost import Costs
 from recommender.scoring.memory import GB
-from recommender.scoring.multinode import SHARDING_NAMES
+from recommender.scoring.multinode_grid import SHARDING_NAMES
 from recommender.scoring.predict import Predictions
 from recommender.scoring.results import Plan
 from recommender.workload import Workload
@@ -18,6 +18,7 @@ __all__ = [
     "cluster_limits",
     "cluster_plan",
     "cluster_why",
+    "context_note",
     "deadline_advice",
     "nodes_of",
 ]
@@ -31,6 +32,11 @@ FABRIC_LABELS = {
     "gpudirect-tcpx": "GPUDirect-TCPX",
     "ethernet": "Ethernet",
 }
+
+
+def context_note(cp: int) -> str:
+    """The clause a layout's description gains when it splits each sequence."""
+    return f", each sequence split over {cp} GPUs (context parallel)" if cp > 1 else ""
 
 
 def nodes_of(cl: Cluster | None, row: int) -> int:
@@ -58,16 +64,19 @@ def cluster_plan(w: Workload, cl: Cluster, row: int, plan: Plan | None) -> Plan:
             }
         )
     mb, m, dp = int(cl.micro_batch[row]), int(cl.micro_batches[row]), int(cl.dp[row])
+    context = int(cl.cp[row])
     sharding = SHARDING_NAMES[int(cl.sharding[row])]
     ckpt = CHECKPOINTING_NAMES[int(cl.ckpt[row])]
     assumed = [
         f"{nodes_of(cl, row)} nodes: tensor parallel {tp} inside each node, {pp} pipeline "
-        f"stage(s) across nodes, {dp} data-parallel replicas with {sharding} sharding",
+        f"stage(s) across nodes, {dp} data-parallel replicas with {sharding} sharding"
+        + context_note(context),
         f"{ckpt} activation checkpointing",
     ]
     update = {
         "data_parallel": dp,
         "tensor_parallel": tp,
+        "context_parallel": context,
         "pipeline_parallel": pp,
         "expert_parallel": int(cl.ep[row]),
         "sharding": sharding,
@@ -102,6 +111,7 @@ def cluster_why(w: Workload, cl: Cluster, row: int, instance: str, gpus: int) ->
         plan += (
             f", {int(cl.dp[row])} data-parallel replicas ({SHARDING_NAMES[int(cl.sharding[row])]})"
         )
+        plan += context_note(int(cl.cp[row]))
     out.append(plan)
     if w.training_job:
         out.append(

@@ -248,7 +248,7 @@ def _training_figures(
         "utilization": at("efficiency"),
         "scaling_efficiency": at("efficiency"),
         "need_bytes": at("need_bytes"),
-        "shards": at("tp") * at("pp"),
+        "shards": at("tp") * at("pp") * at("cp"),
         "fits": fits,
         "bottleneck": np.where(feed >= device, _INPUT, device_bound),
     }
@@ -285,6 +285,7 @@ def _cluster_columns(
         nodes=put(base.nodes, rows, n),
         tp=put(base.tp, rows, at("tp")),
         pp=put(base.pp, rows, at("pp")),
+        cp=put(base.cp, rows, at("cp")),
         dp=put(base.dp, rows, at("dp")),
         ep=put(base.ep, rows, at("ep")),
         sharding=put(base.sharding, rows, at("sharding")),

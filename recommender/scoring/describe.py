@@ -44,9 +44,12 @@ def _assumed_training(w: Workload, plan: dict[str, Any]) -> list[str]:
         )
     if r.sharding == "auto" and plan["sharding"] != "none":
         name = {"zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 / FSDP"}[plan["sharding"]]
-        out.append(f"{name} over {plan['data_parallel']} GPUs")
+        out.append(f"{name} over {plan['data_parallel'] * plan['context_parallel']} GPUs")
     if r.tensor_parallel == "auto" and plan["tensor_parallel"] > 1:
         out.append(f"tensor parallel {plan['tensor_parallel']}")
+    if r.context_parallel == "auto" and plan["context_parallel"] > 1:
+        cp = plan["context_parallel"]
+        out.append(f"context parallel {cp} (each sequence split over {cp} GPUs)")
     if r.offload == "auto" and plan["offload"] == "optimizer":
         out.append("optimizer state offloaded to host memory")
     return out
@@ -54,12 +57,13 @@ def _assumed_training(w: Workload, plan: dict[str, Any]) -> list[str]:
 
 def _batched_plan(w: Workload, plans: Plans, i: int, flash: bool) -> Plan:
     training = w.training_job
-    dp, tp = int(plans.dp[i]), int(plans.tp[i])
+    dp, tp, cp = int(plans.dp[i]), int(plans.tp[i]), int(plans.cp[i])
     mb, acc = int(plans.micro_batch[i]), int(plans.accumulation[i])
     fused = bool(plans.fused_attention[i])
     fields: dict[str, Any] = {
         "data_parallel": dp,
         "tensor_parallel": tp,
+        "context_parallel": cp,
         "attention": _attention(w, fused, flash) if plans.transformer else None,
         "micro_batch": mb,
         "memory_gb": {

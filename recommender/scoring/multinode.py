@@ -15,6 +15,8 @@ Large-Scale Language Model Training on GPU Clusters Using Megatron-LM"):
   inside a node, replicas across nodes: PyTorch FSDP ``HYBRID_SHARD``, Zhao et al. 2023,
   section 3.2.2);
 - expert parallelism for mixture-of-experts models (:mod:`.expert_parallel`);
+- context parallelism for long sequences (:mod:`.context_parallel`), its ring inside a node
+  where the node has room for it;
 - activation checkpointing, selective or full.
 
 Collectives are hierarchical (NCCL): the intra-node part runs on the GPUs' own link (the
@@ -30,19 +32,27 @@ Everything is one numpy pass over (layout x configuration x node count) cells.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from recommender.scoring.calibration import Calibration
-from recommender.scoring.expert_parallel import all_to_all_s, expert_choices, state_with_experts
+from recommender.scoring.context_parallel import Ring
+from recommender.scoring.expert_parallel import all_to_all_s, state_with_experts
 from recommender.scoring.hardware import MEM_EFFICIENT_ATTENTION_SPEED, Capabilities
 from recommender.scoring.memory import StateBytes, usable_bytes
+from recommender.scoring.multinode_grid import (
+    HYBRID,
+    ZERO1,
+    ZERO3,
+    ClusterHardware,
+    Grid,
+    layout_grid,
+)
 from recommender.scoring.plan import activation_bytes_per_sample
 from recommender.scoring.shape import Shape
-from recommender.scoring.step_time import Cells, step_time
+from recommender.scoring.step_time import Cells, allreduce_latency_s, step_time
 from recommender.workload import Workload
 
 __all__ = [
@@ -70,13 +80,6 @@ FABRIC_EFFICIENCY = {
     "efa": 0.6,
     "ethernet": 0.3,
 }
-TENSOR_PARALLEL = (1, 2, 4, 8)
-PIPELINE_PARALLEL = (1, 2, 4, 8, 16)
-# Sharding codes: ZeRO-1, ZeRO-3 (FSDP), and hybrid (ZeRO-3 in the node, replicas across).
-ZERO1, ZERO3, HYBRID = 1, 3, 4
-SHARDINGS = (ZERO1, ZERO3, HYBRID)
-SHARDING_NAMES = {ZERO1: "zero1", ZERO3: "zero3", HYBRID: "hybrid"}
-CHECKPOINTING = {"none": 0, "selective": 1, "full": 2}
 # ZeRO-3 keeps the parameters of the layers being gathered (as the single-node planner).
 ZERO3_LIVE_LAYERS = 2.0
 # With pipeline stages the micro-batch is kept small so that the 1F1B bubble (p - 1) / m
@@ -92,15 +95,6 @@ P2P_LATENCY_S = 20e-6
 
 
 @dataclass(frozen=True)
-class ClusterHardware:
-    """Distinct configurations: accelerator, GPUs per node, node network (bytes/s, achieved)."""
-
-    acc: npt.NDArray[np.int32]
-    gpus: FloatArray
-    network_bytes_per_s: FloatArray
-
-
-@dataclass(frozen=True)
 class ClusterPlans:
     """The best layout per (configuration, node count): arrays of shape (configs, nodes)."""
 
@@ -110,7 +104,8 @@ class ClusterPlans:
     step_s: FloatArray
     tp: FloatArray
     pp: FloatArray
-    dp: FloatArray
+    dp: FloatArray  # model replicas (each of tp x pp x cp GPUs)
+    cp: FloatArray  # context-parallel ranks per sequence
     ep: FloatArray
     sharding: FloatArray  # ZERO1 / ZERO3 / HYBRID
     ckpt: FloatArray
@@ -124,85 +119,13 @@ class ClusterPlans:
     efficiency: FloatArray  # useful device time / step
 
 
-def _layouts(w: Workload, s: Shape) -> npt.NDArray[np.float64]:
-    """(tp, pp, sharding, ckpt, fallback ckpt, ep) rows: the pinned value of each dimension, else
-    every choice; checkpointing is the lighter mode, the heavier where it does not fit."""
-    r = w.training
-    if isinstance(r.tensor_parallel, int):
-        tps: list[int] = [r.tensor_parallel]
-    elif s.transformer:
-        tps = [t for t in TENSOR_PARALLEL if s.heads % t == 0 and s.kv_heads % t == 0]
-    else:
-        tps = [1]
-    pps = [r.pipeline_parallel] if isinstance(r.pipeline_parallel, int) else PIPELINE_PARALLEL
-    if not s.transformer:
-        pps = [1]
-    shard = {"zero1": [ZERO1], "zero2": [ZERO1], "zero3": [ZERO3]}.get(r.sharding, SHARDINGS)
-    if r.checkpointing != "auto":
-        ckpts = [(CHECKPOINTING[r.checkpointing],) * 2]
-    else:
-        ckpts = [(1, 2)] if s.transformer else [(0, 2)]
-    grid = itertools.product(tps, pps, shard, ckpts, expert_choices(s))
-    rows = [(t, p, z, *c, e) for t, p, z, c, e in grid]
-    return np.asarray(rows, dtype=np.float64)
-
-
 def _ring(n: FloatArray) -> FloatArray:
     return np.asarray(np.where(n > 1, (n - 1) / np.maximum(n, 1.0), 0.0))
 
 
-@dataclass(frozen=True)
-class _Grid:
-    """Layout cells kept for costing, flattened (one entry per valid cell)."""
-
-    cell: IntArray  # flat index into (layouts, configurations, node counts)
-    acc: npt.NDArray[np.int32]
-    tp: FloatArray
-    pp: FloatArray
-    shard: FloatArray
-    ckpt: FloatArray
-    heavier: FloatArray  # the checkpointing mode used where ``ckpt`` does not fit
-    gpus: FloatArray
-    network: FloatArray  # the node's inter-node bytes/s (achieved)
-    nodes: FloatArray
-    dp: FloatArray
-    dp_in: FloatArray  # data-parallel ranks inside one node
-    dp_out: FloatArray  # nodes per pipeline stage
-    ep: FloatArray  # expert-parallel ranks (1 for a dense model)
-
-    def take(self, keep: npt.NDArray[np.bool_]) -> _Grid:
-        return _Grid(*(getattr(self, f)[keep] for f in self.__dataclass_fields__))
-
-
-def _grid(
-    w: Workload, s: Shape, hw: ClusterHardware, nodes: FloatArray
-) -> tuple[_Grid, tuple[int, int, int]]:
-    """The valid (layout, configuration, node count) cells, flattened, and the full shape."""
-    lay = _layouts(w, s)
-    shape = (len(lay), len(hw.acc), len(nodes))
-    tp, pp = lay[:, 0].reshape(-1, 1, 1), lay[:, 1].reshape(-1, 1, 1)
-    gpus, n = hw.gpus.reshape(1, -1, 1), nodes.reshape(1, 1, -1)
-    valid = (tp <= gpus) & (np.mod(gpus, tp) == 0) & (pp <= n) & (np.mod(n, pp) == 0)
-    valid = valid & (pp <= max(s.layers, 1.0))
-    if w.training.global_batch:  # the replicas split the global batch evenly
-        valid &= np.mod(w.training.global_batch, (gpus / tp) * (n / pp)) == 0
-    ep = lay[:, 5].reshape(-1, 1, 1)
-    valid &= np.mod((gpus / tp) * (n / pp), ep) == 0
-    li, ci, ki = np.nonzero(valid)
-    g_tp, g_pp, g_gpus, g_n = lay[li, 0], lay[li, 1], hw.gpus[ci], nodes[ki]
-    dp_in = np.maximum(g_gpus / g_tp, 1.0)
-    dp_out = np.maximum(g_n / g_pp, 1.0)
-    cell = np.ravel_multi_index((li, ci, ki), shape)
-    g = _Grid(
-        cell, hw.acc[ci], g_tp, g_pp, lay[li, 2], lay[li, 3], lay[li, 4], g_gpus,
-        hw.network_bytes_per_s[ci], g_n, dp_in * dp_out, dp_in, dp_out, lay[li, 5],
-    )  # fmt: skip
-    return g, shape
-
-
 def _memory(
-    w: Workload, s: Shape, state: StateBytes, g: _Grid, room: FloatArray
-) -> tuple[_Grid, FloatArray, FloatArray, FloatArray, BoolArray]:
+    w: Workload, s: Shape, state: StateBytes, g: Grid, room: FloatArray
+) -> tuple[Grid, FloatArray, FloatArray, FloatArray, BoolArray]:
     """(the grid with its checkpointing chosen, state bytes per GPU, activation bytes per
     sample per GPU, micro-batch, fits)."""
     model_split = g.tp * g.pp
@@ -211,12 +134,13 @@ def _memory(
     state_gpu = state_with_experts(state, s, model_split, shard_over, stage, g.ep)
     live = ZERO3_LIVE_LAYERS * state.weights / max(s.layers, 1.0) / g.tp
     state_gpu = state_gpu + np.where(stage >= 3, live, 0.0)
-    per_replica = _per_replica(w, g.dp)
+    per_replica = _per_replica(w, g.replicas)
     fused = np.full(g.tp.shape, w.training.attention != "eager")
     # 1F1B keeps up to ``pp`` micro-batches in flight on the first stage, each with 1/pp of
-    # the layers: one micro-batch's activations of the whole model, split by tp.
-    light = activation_bytes_per_sample(s, g.ckpt.astype(np.int64), fused, True) / g.tp
-    heavy = activation_bytes_per_sample(s, g.heavier.astype(np.int64), fused, True) / g.tp
+    # the layers: one micro-batch's activations of the whole model, split by tp and cp.
+    split = g.tp * g.cp
+    light = activation_bytes_per_sample(s, g.ckpt.astype(np.int64), fused, True) / split
+    heavy = activation_bytes_per_sample(s, g.heavier.astype(np.int64), fused, True) / split
     mb_light, fits_light = _micro_batch(w, room, state_gpu, light, per_replica)
     mb_heavy, fits_heavy = _micro_batch(w, room, state_gpu, heavy, per_replica)
     use_light = fits_light | ~fits_heavy
@@ -248,7 +172,7 @@ def _per_replica(w: Workload, dp: FloatArray) -> FloatArray:
 
 
 def _data_parallel_comm(
-    state: StateBytes, g: _Grid, intra: FloatArray, inter: FloatArray, m: FloatArray
+    state: StateBytes, g: Grid, intra: FloatArray, inter: FloatArray, m: FloatArray
 ) -> FloatArray:
     """Seconds per step of the data-parallel collectives of one GPU, before overlap."""
     grads = state.gradients / (g.tp * g.pp)
@@ -274,7 +198,7 @@ def plan_clusters(
     """The fastest fitting layout per (configuration, node count) for a training job.
 
     Only valid cells are costed, and the step time only for the cells that fit."""
-    g, shape = _grid(w, s, hw, nodes)
+    g, shape = layout_grid(w, s, hw, nodes)
     g, state_gpu, act, mb, fits = _memory(w, s, state, g, usable_bytes(caps.memory_gb[g.acc]))
     need = state_gpu + mb * act
     short = np.full(int(np.prod(shape)), np.inf)
@@ -294,11 +218,11 @@ def _step(
     caps: Capabilities,
     cal: Calibration,
     el: float,
-    g: _Grid,
+    g: Grid,
     mb: FloatArray,
 ) -> dict[str, FloatArray]:
     """Step time and its parts per fitting cell."""
-    per_replica = _per_replica(w, g.dp)
+    per_replica = _per_replica(w, g.replicas)
     if w.training.micro_batch is None:  # a pipeline runs many small micro-batches
         mb = np.where(g.pp > 1, np.minimum(mb, PIPELINE_MICRO_BATCH), mb)
     m = np.ceil(per_replica / mb)
@@ -322,6 +246,7 @@ def _step(
         offload=np.zeros(g.tp.shape),
         micro_batch=mb,
         accumulation=m,
+        ring=_context_ring(caps, g, intra, inter),
     )
     t = step_time(w, s, state, cells, cal, el)
     useful = (t.busy_s + t.issue_s + t.optimizer_s) / g.pp
@@ -330,14 +255,14 @@ def _step(
     backward = t.busy_s / g.pp * 2.0 / 3.0
     hidden = cal.comm_overlap * backward * np.where(g.shard >= ZERO3, 1.0, 1.0 / m)
     dp_comm = np.maximum(_data_parallel_comm(state, g, intra, inter, m) - hidden, 0.0)
-    message = mb * s.tokens * s.hidden * el / g.tp
+    message = mb * s.tokens * s.hidden * el / (g.tp * g.cp)
     p2p = np.where(g.pp > 1, 2.0 * m * chunks * (P2P_LATENCY_S + message / inter), 0.0)
     a2a_link = np.where(g.ep <= g.dp_in, intra, inter)
-    a2a = all_to_all_s(s, g.ep, g.tp, mb, m, g.ckpt, a2a_link, el) / g.pp
-    comm = t.tp_comm_s / g.pp + dp_comm + p2p + a2a
+    a2a = all_to_all_s(s, g.ep, g.tp * g.cp, mb, m, g.ckpt, a2a_link, el) / g.pp
+    comm = (t.tp_comm_s + t.cp_comm_s) / g.pp + dp_comm + p2p + a2a
     step = useful + bubble + comm
     return {
-        "samples": per_replica * g.dp / step,  # a last partial micro-batch is padding
+        "samples": per_replica * g.replicas / step,  # a last partial micro-batch is padding
         "step": step,
         "mb": mb,
         "m": m,
@@ -347,9 +272,18 @@ def _step(
     }
 
 
+def _context_ring(caps: Capabilities, g: Grid, intra: FloatArray, inter: FloatArray) -> Ring:
+    """The context-parallel ring of each cell: on the GPUs' own links while it stays in a
+    node (the latency of NCCL's smallest ring), on the node's network share once it spans
+    nodes (a point-to-point send's latency)."""
+    inside = g.cp_nodes <= 1
+    latency = np.where(inside, allreduce_latency_s(2.0, caps.has_nvlink[g.acc]), P2P_LATENCY_S)
+    return Ring(cp=g.cp, link_bytes_per_s=np.where(inside, intra, inter), latency_s=latency)
+
+
 def _choose(
     shape: tuple[int, int, int],
-    g: _Grid,
+    g: Grid,
     cost: dict[str, FloatArray],
     short: FloatArray,
     nodes: FloatArray,
@@ -379,7 +313,8 @@ def _choose(
         step_s=pick(cost["step"]),
         tp=pick(g.tp),
         pp=pick(g.pp),
-        dp=pick(g.dp),
+        dp=pick(g.replicas),
+        cp=pick(g.cp),
         ep=pick(g.ep),
         sharding=pick(g.shard),
         ckpt=pick(g.ckpt),

@@ -4,10 +4,11 @@ For every distinct (accelerator, GPU count) of the offers, the planner enumerate
 a practitioner reaches for when a job does not fit as described: a fused attention kernel
 (FlashAttention where the GPU has it), selective then full activation checkpointing, a
 smaller micro-batch with gradient accumulation (the global batch stays), ZeRO-1/2/3 (FSDP)
-over the instance's GPUs, tensor parallelism inside the instance, and optimizer offload to
-the host last. Each candidate is costed by :mod:`recommender.scoring.step_time`; the planner
-keeps the fastest one that fits, preferring the less invasive change when two are as fast.
-What the user pins in ``training:`` is the only choice for that dimension.
+over the instance's GPUs, tensor parallelism inside the instance, context parallelism for
+long sequences (:mod:`.context_parallel`), and optimizer offload to the host last. Each
+candidate is costed by :mod:`recommender.scoring.step_time`; the planner keeps the fastest
+one that fits, preferring the less invasive change when two are as fast. What the user
+pins in ``training:`` is the only choice for that dimension.
 
 Everything is one numpy pass over (candidate x configuration) cells, so planning every offer
 of the catalog costs about as much as predicting one recipe did.
@@ -16,16 +17,17 @@ of the catalog costs about as much as predicting one recipe did.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from recommender.scoring.calibration import Calibration
+from recommender.scoring.context_parallel import Ring, context_choices
 from recommender.scoring.hardware import MEM_EFFICIENT_ATTENTION_SPEED, Capabilities
 from recommender.scoring.memory import StateBytes, usable_bytes
 from recommender.scoring.shape import INFERENCE_LIVE_LAYERS, Shape
-from recommender.scoring.step_time import Cells, StepTime, step_time
+from recommender.scoring.step_time import Cells, StepTime, allreduce_latency_s, step_time
 from recommender.workload import Workload
 
 __all__ = [
@@ -47,9 +49,9 @@ TENSOR_PARALLEL_CHOICES = (1, 2, 4, 8)
 # ZeRO-3 keeps the parameters of the layers being gathered (prefetch of the next one).
 ZERO3_LIVE_LAYERS = 2.0
 # Prefer the recipe closer to the workload as written: each change (checkpointing, a ZeRO
-# stage, tensor parallelism, offload) must buy at least this share of throughput to be taken
-# (ZeRO-1 shards the optimizer update, a fraction of a per cent faster than plain DDP, but
-# nobody switches a ResNet-50 job to it for that).
+# stage, tensor or context parallelism, offload) must buy at least this share of throughput
+# to be taken (ZeRO-1 shards the optimizer update, a fraction of a per cent faster than
+# plain DDP, but nobody switches a ResNet-50 job to it for that).
 CHANGE_TOLERANCE = 0.01
 
 
@@ -68,7 +70,8 @@ class Plans:
     fits: BoolArray
     need_bytes: FloatArray  # per GPU under the chosen recipe
     tp: FloatArray
-    dp: FloatArray
+    cp: FloatArray  # context-parallel ranks per sequence
+    dp: FloatArray  # model replicas (each of tp x cp GPUs)
     stage: IntArray
     ckpt: IntArray
     offload: BoolArray
@@ -100,15 +103,16 @@ def activation_bytes_per_sample(
     return np.asarray(by_mode + s.head_act_bytes)
 
 
-def _choices(w: Workload, s: Shape) -> list[tuple[int, int, int, int]]:
-    """(checkpointing, ZeRO stage, tensor parallel, offload) candidates, in preference order.
+def _choices(w: Workload, s: Shape) -> list[tuple[int, int, int, int, int]]:
+    """(checkpointing, ZeRO stage, tensor parallel, offload, context parallel) candidates, in
+    preference order.
 
     Inference only chooses the tensor-parallel degree (the fewest GPUs per copy that hold
     it; the others serve as more copies)."""
     r = w.training
     if not w.training_job:
         heads_ok = [t for t in (*TENSOR_PARALLEL_CHOICES, 16) if s.heads % t == 0]
-        return [(0, 0, t, 0) for t in (heads_ok if s.transformer else [1])]
+        return [(0, 0, t, 0, 1) for t in (heads_ok if s.transformer else [1])]
     if r.checkpointing != "auto":
         ckpt = [CHECKPOINTING.index(r.checkpointing)]
     else:
@@ -121,8 +125,8 @@ def _choices(w: Workload, s: Shape) -> list[tuple[int, int, int, int]]:
     else:
         tp = [1]
     offload = [0, 1] if r.offload == "auto" else [int(r.offload == "optimizer")]
-    grid = itertools.product(offload, tp, stage, ckpt)
-    return [(c, z, t, o) for o, t, z, c in grid]
+    grid = itertools.product(offload, context_choices(w, s), tp, stage, ckpt)
+    return [(c, z, t, o, p) for o, p, t, z, c in grid]
 
 
 def _fused_attention(w: Workload, caps: Capabilities, acc: npt.NDArray[np.int32]) -> BoolArray:
@@ -164,14 +168,17 @@ def plan_batched(
     nothing else fits."""
     choices = _choices(w, s)
     n_c, n_u = len(choices), len(hw.acc)
-    grid = np.array(choices, dtype=np.float64).reshape(n_c, 4, 1)
-    ckpt, stage, tp, offload = (np.broadcast_to(grid[:, i], (n_c, n_u)) for i in range(4))
+    grid = np.array(choices, dtype=np.float64).reshape(n_c, 5, 1)
+    ckpt, stage, tp, offload, cp = (np.broadcast_to(grid[:, i], (n_c, n_u)) for i in range(5))
     gpus = np.broadcast_to(hw.gpus, (n_c, n_u))
-    valid = (tp <= gpus) & (np.mod(gpus, tp) == 0)
-    dp = np.maximum(np.floor(gpus / tp), 1.0)
+    model_split = tp * cp  # GPUs one sequence runs on
+    valid = (model_split <= gpus) & (np.mod(gpus, model_split) == 0)
+    dp = np.maximum(np.floor(gpus / model_split), 1.0)
+    group = dp * cp  # the ranks that reduce (and shard) the gradients
     fused = np.broadcast_to(_fused_attention(w, caps, hw.acc), (n_c, n_u))
-    act = activation_bytes_per_sample(s, ckpt.astype(np.int64), fused, w.training_job) / tp
-    state_gpu = state.per_gpu(tp, dp, stage, offload)
+    act = activation_bytes_per_sample(s, ckpt.astype(np.int64), fused, w.training_job)
+    act = act / model_split
+    state_gpu = state.per_gpu(tp, group, stage, offload)
     state_gpu = state_gpu + np.where(
         stage >= 3, ZERO3_LIVE_LAYERS * state.weights / max(s.layers, 1.0) / tp, 0.0
     )
@@ -182,11 +189,14 @@ def plan_batched(
     mb, accumulation = _micro_batch(w, room, state_gpu, act, per_replica)
     need = state_gpu + np.maximum(mb, 1.0) * act
     fits = valid & (mb >= 1) & (need <= room)
-    cells = _cells(caps, hw, w.training_job, tp, dp, stage, ckpt, offload, fused, mb, accumulation)
+    cells = _cells(
+        caps, hw, w.training_job, tp, group, stage, ckpt, offload, fused, mb, accumulation
+    )
+    cells = replace(cells, ring=_ring(caps, hw, cp))
     t = step_time(w, s, state, cells, cal, el)
     samples = np.maximum(mb, 1.0) * accumulation * dp
     throughput = samples / t.total_s
-    changes = (ckpt > 0).astype(np.float64) + (stage > 0) + (tp > 1) + (offload > 0)
+    changes = (ckpt > 0).astype(np.float64) + (stage > 0) + (tp > 1) + (cp > 1) + (offload > 0)
     score = np.where(fits, throughput * (1.0 - CHANGE_TOLERANCE * changes), -np.inf)
     # Offload is the last resort: only where no recipe that keeps the optimizer on the device
     # fits, however fast the host's update would be.
@@ -205,6 +215,7 @@ def plan_batched(
         fits=pick(fits) > 0,
         need_bytes=pick(need),
         tp=pick(tp),
+        cp=pick(cp),
         dp=pick(dp),
         stage=pick(stage).astype(np.int64),
         ckpt=pick(ckpt).astype(np.int64),
@@ -256,3 +267,11 @@ def _cells(
         micro_batch=np.maximum(mb, 1.0),
         accumulation=accumulation,
     )
+
+
+def _ring(caps: Capabilities, hw: Hardware, cp: FloatArray) -> Ring:
+    """The context-parallel ring inside an instance: sends on the GPUs' own links, each with
+    the latency NCCL's model gives its smallest ring (two ranks)."""
+    link = np.broadcast_to(caps.interconnect[hw.acc], cp.shape)
+    nvlink = np.broadcast_to(caps.has_nvlink[hw.acc], cp.shape)
+    return Ring(cp=cp, link_bytes_per_s=link, latency_s=allreduce_latency_s(2.0, nvlink))

@@ -83,7 +83,7 @@ class Predictions:
     utilization: FloatArray
     bottleneck: IntArray  # index into BOTTLENECKS
     fits: BoolArray
-    shards: FloatArray  # GPUs one model copy spans (tensor parallel x ZeRO-3 sharding)
+    shards: FloatArray  # GPUs one model copy spans (tensor x context parallel x ZeRO-3)
     need_bytes: FloatArray  # per GPU under the plan
     scaling_efficiency: FloatArray
     tokens_per_s: FloatArray | None
@@ -165,7 +165,7 @@ def _batched(
     compute = (t.compute_s + t.issue_s + t.optimizer_s)[cfg] * scale
     memory = t.memory_s[cfg] * scale
     overlap = t.overlap_s[cfg] * scale
-    comm = (t.tp_comm_s + t.dp_comm_s)[cfg] * scale
+    comm = (t.tp_comm_s + t.cp_comm_s + t.dp_comm_s)[cfg] * scale
     step_device = t.total_s[cfg] * scale
     samples = plans.samples_per_step[cfg]
     batch_per_gpu = samples / r.gpus
@@ -173,11 +173,11 @@ def _batched(
     step, bottleneck, util = _combine(step_device, compute, memory, overlap, comm, inputs, h2d)
     with np.errstate(divide="ignore", invalid="ignore"):
         efficiency = np.where(step_device > 0, (step_device - comm) / step_device, 1.0)
-    sharded = np.where(plans.stage >= 3, plans.dp, 1.0) * plans.tp
+    sharded = np.where(plans.stage >= 3, plans.dp, 1.0) * plans.tp * plans.cp
     latency = None if w.training_job else step_device
     fits = plans.fits[cfg]
     if r.host_memory_gib is not None:  # an offloaded optimizer lives in host memory
-        copies = np.where(plans.stage >= 1, 1.0, plans.dp)[cfg]
+        copies = np.where(plans.stage >= 1, 1.0, plans.dp * plans.cp)[cfg]
         host_need = np.where(plans.offload[cfg], state.optimizer * copies, 0.0)
         fits = fits & (host_need <= r.host_memory_gib * GIB * HOST_MEMORY_FOR_OFFLOAD)
     return Predictions(

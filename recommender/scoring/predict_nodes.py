@@ -12,16 +12,12 @@ import numpy as np
 
 from recommender.catalog.schema import Accelerator
 from recommender.errors import InvalidOptionError
-from recommender.scoring.cluster_pick import FABRIC_LABELS
+from recommender.scoring.cluster_pick import FABRIC_LABELS, context_note
 from recommender.scoring.clusters import FABRICS, network_columns
 from recommender.scoring.engine import Context
 from recommender.scoring.memory import GB, usable_bytes
-from recommender.scoring.multinode import (
-    SHARDING_NAMES,
-    ClusterHardware,
-    ClusterPlans,
-    plan_clusters,
-)
+from recommender.scoring.multinode import ClusterHardware, ClusterPlans, plan_clusters
+from recommender.scoring.multinode_grid import SHARDING_NAMES
 from recommender.scoring.predict import BOTTLENECKS, Bottleneck
 from recommender.scoring.results import Breakdown, MemoryFit, Plan, Prediction
 from recommender.workload import Workload
@@ -107,10 +103,12 @@ def predict_on_nodes(
 def _plan(w: Workload, cp: ClusterPlans) -> Plan:
     """The layout chosen for the one (configuration, node count) of ``cp``."""
     tp, pp, dp = int(cp.tp[0, 0]), int(cp.pp[0, 0]), int(cp.dp[0, 0])
+    context = int(cp.cp[0, 0])
     sharding = SHARDING_NAMES[int(cp.sharding[0, 0])]
     return Plan(
         data_parallel=dp,
         tensor_parallel=tp,
+        context_parallel=context,
         pipeline_parallel=pp,
         expert_parallel=int(cp.ep[0, 0]),
         sharding=sharding,
@@ -121,6 +119,6 @@ def _plan(w: Workload, cp: ClusterPlans) -> Plan:
         offload="none",
         assumed=[
             f"tensor parallel {tp} inside each node, {pp} pipeline stage(s) across nodes, "
-            f"{dp} data-parallel replicas with {sharding} sharding"
+            f"{dp} data-parallel replicas with {sharding} sharding" + context_note(context)
         ],
     )

@@ -70,6 +70,9 @@ class Plan(_Out):
 
     data_parallel: int = Field(description="Model copies (data-parallel ranks) per instance.")
     tensor_parallel: int = 1
+    context_parallel: int = Field(
+        default=1, description="GPUs each training sequence is split over (ring attention)."
+    )
     pipeline_parallel: int = Field(default=1, description="Pipeline stages (across nodes).")
     expert_parallel: int = Field(default=1, description="Ranks the MoE experts are split over.")
     sharding: Literal["none", "zero1", "zero2", "zero3", "hybrid"] | None = Field(

@@ -10,6 +10,9 @@ step is never shorter than its issue time. On top come, per optimizer step:
   section 5: 2.7 % overhead on GPT-3 scale models);
 - tensor parallelism: two all-reduces of the layer's activations per layer in the forward
   and two in the backward (Shoeybi et al. 2019, "Megatron-LM", section 3), not overlapped;
+- context parallelism (:mod:`.context_parallel`): each rank runs ``1 / cp`` of a sequence's
+  tokens (FLOPs and activation traffic, not the weights) and sends K/V chunks around a ring,
+  behind its attention compute where that is long enough;
 - data parallelism: the gradient all-reduce once per optimizer step (gradient accumulation
   skips it on the other micro-steps), ``2 (n-1)/n`` times the gradient bytes per GPU for a
   ring (Patarasuk and Yuan 2009), partly hidden behind the backward pass (bucketed overlap);
@@ -44,6 +47,7 @@ import numpy.typing as npt
 
 from recommender.models.arch import GivenArch
 from recommender.scoring.calibration import Calibration, by_execution
+from recommender.scoring.context_parallel import Ring, ring_exposed_s, ring_kernels_per_forward
 from recommender.scoring.memory import StateBytes
 from recommender.scoring.shape import Shape
 from recommender.workload import Workload
@@ -125,12 +129,17 @@ class Cells:
     attention_flop_per_s: FloatArray  # achievable rate of the attention matrices' precision
     fp8_linears: BoolArray  # training whose linear layers run in float8 (casts each step)
     tp: FloatArray
-    dp: FloatArray
+    dp: FloatArray  # ranks the gradients are reduced and sharded over (replicas x cp)
     stage: FloatArray  # ZeRO stage 0-3
     ckpt: FloatArray  # 0 none, 1 selective, 2 full
     offload: FloatArray
-    micro_batch: FloatArray
+    micro_batch: FloatArray  # sequences, each split over ``ring.cp`` ranks
     accumulation: FloatArray
+    ring: Ring | None = None  # context parallelism (None: one rank per sequence)
+
+    @property
+    def cp(self) -> FloatArray:
+        return self.ring.cp if self.ring is not None else np.ones_like(self.tp)
 
 
 @dataclass(frozen=True)
@@ -142,6 +151,7 @@ class StepTime:
     overlap_s: FloatArray  # memory time spent inside compute-bound fused kernels
     issue_s: FloatArray  # host kernel-issue time not hidden by the device
     tp_comm_s: FloatArray
+    cp_comm_s: FloatArray  # context-parallel K/V sends not hidden behind attention
     dp_comm_s: FloatArray  # exposed data-parallel communication
     optimizer_s: FloatArray
     recompute_flops_share: FloatArray  # extra FLOPs of recomputation / model FLOPs
@@ -153,7 +163,9 @@ class StepTime:
 
     @property
     def device_s(self) -> FloatArray:
-        return np.asarray(self.busy_s + self.issue_s + self.tp_comm_s + self.optimizer_s)
+        return np.asarray(
+            self.busy_s + self.issue_s + self.tp_comm_s + self.cp_comm_s + self.optimizer_s
+        )
 
     @property
     def total_s(self) -> FloatArray:
@@ -203,8 +215,11 @@ def _ring(n: FloatArray) -> FloatArray:
     return np.asarray(np.where(n > 1, (n - 1) / np.maximum(n, 1.0), 0.0))
 
 
-def _compute(w: Workload, s: Shape, c: Cells, cal: Calibration) -> tuple[FloatArray, FloatArray]:
-    """(compute seconds per micro-step per GPU, recompute FLOPs share)."""
+def _compute(
+    w: Workload, s: Shape, c: Cells, cal: Calibration
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(compute seconds per micro-step per GPU, recompute FLOPs share, the attention's part
+    of those seconds)."""
     passes = w.training_flops_factor if w.training_job else 1.0
     attention = s.attention_flops * np.where(c.fused_attention & s.causal, 0.5, 1.0)
     recompute = np.where(c.ckpt >= 2, s.matmul_flops + attention, 0.0)
@@ -212,9 +227,11 @@ def _compute(w: Workload, s: Shape, c: Cells, cal: Calibration) -> tuple[FloatAr
     dense = s.matmul_flops * passes + np.where(c.ckpt >= 2, s.matmul_flops, 0.0)
     attn_total = attention * passes + np.where(c.ckpt >= 1, attention, 0.0)
     attention_rate = c.attention_flop_per_s * cal.attention_gemm_efficiency * c.attention_speed
-    seconds = c.micro_batch * (dense / c.flop_per_s + attn_total / attention_rate) / c.tp
+    split = c.micro_batch / (c.tp * c.cp)
+    attention_s = split * attn_total / attention_rate
+    seconds = split * dense / c.flop_per_s + attention_s
     model = (s.matmul_flops + s.attention_flops) * passes
-    return np.asarray(seconds), np.asarray(recompute / model)
+    return np.asarray(seconds), np.asarray(recompute / model), np.asarray(attention_s)
 
 
 def step_time(
@@ -223,14 +240,15 @@ def step_time(
     """Device time per optimizer step (training) or per batch (inference), per GPU."""
     training = w.training_job
     passes = 3.0 if training else 1.0
-    compute_micro, recompute_share = _compute(w, s, c, cal)
+    compute_micro, recompute_share, attention_micro = _compute(w, s, c, cal)
     recompute_passes = passes + np.where(c.ckpt >= 2, 1.0, 0.0)
     traffic = activation_traffic_bytes(w, s, cal, c.fused_attention, el) * recompute_passes
     weight_reads = passes if training else 1.0
     casts = np.where(c.fp8_linears, s.linear_io_elements * FP8_CAST_BYTES_PER_ELEMENT, 0.0)
     traffic = traffic + casts
-    memory_micro = (c.micro_batch * traffic + weight_reads * state.weights) / c.bytes_per_s / c.tp
-    kernels = _kernels_per_forward(w, s) * recompute_passes
+    activations = c.micro_batch * traffic / c.cp
+    memory_micro = (activations + weight_reads * state.weights) / c.bytes_per_s / c.tp
+    kernels = (_kernels_per_forward(w, s) + ring_kernels_per_forward(s, c.cp)) * recompute_passes
     gpu_kernels = kernels * cal.kernel_gpu_s
     compute_micro = compute_micro + gpu_kernels
     overlap_micro = np.zeros_like(memory_micro)
@@ -241,6 +259,10 @@ def step_time(
     issue_micro = np.maximum(host - busy_micro, 0.0)
     tp_passes = 2.0 + np.where(c.ckpt >= 2, 1.0, 0.0) if training else np.ones_like(c.tp)
     tp_comm_micro = _tp_comm(s, c, el, np.asarray(tp_passes))
+    cp_comm_micro = np.zeros_like(c.tp)
+    if c.ring is not None:
+        repeats = np.where(c.ckpt >= 1, 1.0, 0.0)  # selective and full both redo attention
+        cp_comm_micro = ring_exposed_s(s, c.ring, c.micro_batch, c.tp, repeats, attention_micro, el)
     acc = c.accumulation
     optimizer = _optimizer(w, state, c) if training else np.zeros_like(c.tp)
     dp_comm = _dp_comm(state, c, busy_micro * 2.0 / 3.0, cal)
@@ -251,6 +273,7 @@ def step_time(
         overlap_s=np.asarray(acc * overlap_micro),
         issue_s=np.asarray(acc * issue_micro),
         tp_comm_s=np.asarray(acc * tp_comm_micro),
+        cp_comm_s=np.asarray(acc * cp_comm_micro),
         dp_comm_s=np.asarray(dp_comm),
         optimizer_s=np.asarray(optimizer),
         recompute_flops_share=np.asarray(recompute_share * (c.ckpt > 0)),
@@ -275,7 +298,7 @@ def _tp_comm(s: Shape, c: Cells, el: float, passes: FloatArray) -> FloatArray:
     """Tensor-parallel all-reduces of one micro-step: two per layer and pass (forward,
     backward, and the forward that full recomputation repeats)."""
     latency = allreduce_latency_s(c.tp, c.nvlink)
-    message = c.micro_batch * s.tokens * s.hidden * el
+    message = c.micro_batch * s.tokens / c.cp * s.hidden * el
     per_allreduce = latency + 2.0 * _ring(c.tp) * message / c.link_bytes_per_s
     count = TP_ALLREDUCES_FORWARD * s.layers * passes
     return np.asarray(np.where(c.tp > 1, count * per_allreduce, 0.0))

@@ -1,0 +1,143 @@
+"""The layouts the multi-node planner (:mod:`.multinode`) costs: every (tensor, pipeline,
+context, expert parallel, sharding, checkpointing) choice on every (configuration, node
+count), kept where the GPUs divide evenly among them.
+
+Ranks are laid out as torchtitan's device mesh orders them, innermost first (``[pp, dp, cp,
+tp]``): tensor-parallel ranks share a node, context-parallel ranks fill the rest of it before
+they span nodes, and pipeline stages split the nodes. The data-parallel group that reduces
+and shards the gradients is every rank outside tensor and pipeline parallelism, context
+ranks included (torchtitan's FSDP mesh ``dp_shard_cp``); the model replicas that split the
+global batch are that group over the context-parallel degree.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from recommender.scoring.context_parallel import context_choices
+from recommender.scoring.expert_parallel import expert_choices
+from recommender.scoring.shape import Shape
+from recommender.workload import Workload
+
+__all__ = [
+    "CHECKPOINTING",
+    "HYBRID",
+    "SHARDING_NAMES",
+    "ZERO1",
+    "ZERO3",
+    "ClusterHardware",
+    "Grid",
+    "layout_grid",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+TENSOR_PARALLEL = (1, 2, 4, 8)
+PIPELINE_PARALLEL = (1, 2, 4, 8, 16)
+# Sharding codes: ZeRO-1, ZeRO-3 (FSDP), and hybrid (ZeRO-3 in the node, replicas across).
+ZERO1, ZERO3, HYBRID = 1, 3, 4
+SHARDINGS = (ZERO1, ZERO3, HYBRID)
+SHARDING_NAMES = {ZERO1: "zero1", ZERO3: "zero3", HYBRID: "hybrid"}
+CHECKPOINTING = {"none": 0, "selective": 1, "full": 2}
+
+
+@dataclass(frozen=True)
+class ClusterHardware:
+    """Distinct configurations: accelerator, GPUs per node, node network (bytes/s, achieved)."""
+
+    acc: npt.NDArray[np.int32]
+    gpus: FloatArray
+    network_bytes_per_s: FloatArray
+
+
+def _layouts(w: Workload, s: Shape) -> npt.NDArray[np.float64]:
+    """(tp, pp, sharding, ckpt, fallback ckpt, ep, cp) rows: the pinned value of each
+    dimension, else every choice; checkpointing is the lighter mode, the heavier where it does
+    not fit."""
+    r = w.training
+    if isinstance(r.tensor_parallel, int):
+        tps: list[int] = [r.tensor_parallel]
+    elif s.transformer:
+        tps = [t for t in TENSOR_PARALLEL if s.heads % t == 0 and s.kv_heads % t == 0]
+    else:
+        tps = [1]
+    pps = [r.pipeline_parallel] if isinstance(r.pipeline_parallel, int) else PIPELINE_PARALLEL
+    if not s.transformer:
+        pps = [1]
+    shard = {"zero1": [ZERO1], "zero2": [ZERO1], "zero3": [ZERO3]}.get(r.sharding, SHARDINGS)
+    if r.checkpointing != "auto":
+        ckpts = [(CHECKPOINTING[r.checkpointing],) * 2]
+    else:
+        ckpts = [(1, 2)] if s.transformer else [(0, 2)]
+    grid = itertools.product(tps, pps, shard, ckpts, expert_choices(s), context_choices(w, s))
+    rows = [(t, p, z, *c, e, x) for t, p, z, c, e, x in grid]
+    return np.asarray(rows, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Layout cells kept for costing, flattened (one entry per valid cell)."""
+
+    cell: IntArray  # flat index into (layouts, configurations, node counts)
+    acc: npt.NDArray[np.int32]
+    tp: FloatArray
+    pp: FloatArray
+    shard: FloatArray
+    ckpt: FloatArray
+    heavier: FloatArray  # the checkpointing mode used where ``ckpt`` does not fit
+    gpus: FloatArray
+    network: FloatArray  # the node's inter-node bytes/s (achieved)
+    nodes: FloatArray
+    dp: FloatArray  # the gradients' data-parallel group (replicas x context ranks)
+    dp_in: FloatArray  # ranks of that group inside one node
+    dp_out: FloatArray  # nodes per pipeline stage
+    ep: FloatArray  # expert-parallel ranks (1 for a dense model)
+    cp: FloatArray  # context-parallel ranks per sequence
+    cp_nodes: FloatArray  # nodes one context-parallel ring spans
+
+    @property
+    def replicas(self) -> FloatArray:
+        """Model replicas, each splitting its sequences over ``cp`` ranks."""
+        return np.asarray(self.dp / self.cp)
+
+    def take(self, keep: npt.NDArray[np.bool_]) -> Grid:
+        return Grid(*(getattr(self, f)[keep] for f in self.__dataclass_fields__))
+
+
+def layout_grid(
+    w: Workload, s: Shape, hw: ClusterHardware, nodes: FloatArray
+) -> tuple[Grid, tuple[int, int, int]]:
+    """The valid (layout, configuration, node count) cells, flattened, and the full shape."""
+    lay = _layouts(w, s)
+    shape = (len(lay), len(hw.acc), len(nodes))
+    tp, pp, cp = (lay[:, i].reshape(-1, 1, 1) for i in (0, 1, 6))
+    gpus, n = hw.gpus.reshape(1, -1, 1), nodes.reshape(1, 1, -1)
+    valid = (tp <= gpus) & (np.mod(gpus, tp) == 0) & (pp <= n) & (np.mod(n, pp) == 0)
+    valid = valid & (pp <= max(s.layers, 1.0))
+    # A ring fills its node's non-tensor-parallel ranks before it spans nodes.
+    per_node = np.maximum(gpus / tp, 1.0)
+    cp_in = np.minimum(cp, per_node)
+    cp_nodes = cp / cp_in
+    valid &= (np.mod(per_node, cp_in) == 0) & (np.mod(cp, cp_in) == 0)
+    valid &= np.mod(n / pp, cp_nodes) == 0
+    group = per_node * (n / pp)
+    if w.training.global_batch:  # the replicas split the global batch evenly
+        valid &= np.mod(w.training.global_batch, group / cp) == 0
+    ep = lay[:, 5].reshape(-1, 1, 1)
+    valid &= np.mod(group, ep) == 0
+    li, ci, ki = np.nonzero(valid)
+    g_tp, g_pp, g_cp, g_gpus, g_n = lay[li, 0], lay[li, 1], lay[li, 6], hw.gpus[ci], nodes[ki]
+    dp_in = np.maximum(g_gpus / g_tp, 1.0)
+    dp_out = np.maximum(g_n / g_pp, 1.0)
+    cell = np.ravel_multi_index((li, ci, ki), shape)
+    g = Grid(
+        cell, hw.acc[ci], g_tp, g_pp, lay[li, 2], lay[li, 3], lay[li, 4], g_gpus,
+        hw.network_bytes_per_s[ci], g_n, dp_in * dp_out, dp_in, dp_out, lay[li, 5], g_cp,
+        g_cp / np.minimum(g_cp, dp_in),
+    )  # fmt: skip
+    return g, shape

@@ -210,10 +210,14 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
         if r["source_id"] in NO_OPTIMIZER_SOURCES:
             spec["model"]["optimizer_step"] = False
         spec["model"]["sequence_length"] = seq or _context(r["model_key"])
-        tp = _int(r["tensor_parallel"])
+        tp, cp = _int(r["tensor_parallel"]), _int(r["context_parallel"])
         recipe = {k: r[k] for k in ("checkpointing", "sharding") if r[k]}
-        spec["training"] = {**({"tensor_parallel": tp} if tp else {}), **recipe}
-        replicas = (_int(r["gpus"]) or 1) // (tp or 1)
+        spec["training"] = {
+            **({"tensor_parallel": tp} if tp else {}),
+            **({"context_parallel": cp} if cp else {}),
+            **recipe,
+        }
+        replicas = (_int(r["gpus"]) or 1) // ((tp or 1) * (cp or 1))
         global_batch = _int(r["global_batch"])
         spec["batch_size"] = batch or (max(1, (global_batch or 256) // max(replicas, 1)))
     elif cls == "inference" and not r["output_tokens"]:

@@ -55,6 +55,7 @@ COLUMNS = [
     "nodes",
     "tensor_parallel",
     "pipeline_parallel",
+    "context_parallel",
     "checkpointing",
     "sharding",
     "interconnect",
@@ -254,6 +255,12 @@ def parallelism(family: str, row: Row, gpus: int) -> tuple[str, str]:
     return tp, pp
 
 
+def context_parallel(work: str, row: Row) -> str:
+    """A training row's context-parallel degree as its task states it (torchtitan's "CP 2");
+    blank where it is silent."""
+    return _find(r"\bCP[ =]?(\d+)", row["task"]) if work == "training" else ""
+
+
 def recipe(work: str, row: Row) -> Row:
     """A training row's activation checkpointing and sharding as its task states them
     (``CHECKPOINTING_RULES``, ``SHARDING_RULES``); blank where it is silent or not training."""
@@ -401,6 +408,7 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         "nodes": str(nodes),
         "tensor_parallel": tp,
         "pipeline_parallel": pp,
+        "context_parallel": context_parallel(work, row),
         **recipe(work, row),
         "interconnect": interconnect(row, accelerator, gpus, nodes),
         "metric": metric,

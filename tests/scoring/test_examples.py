@@ -49,3 +49,10 @@ def test_llm_serving_example_reports_tokens(catalog: Catalog) -> None:
     assert p.predicted.tokens_per_s is not None
     assert p.cost.per_million_unit == "tokens"
     assert p.cost.replicas * p.predicted.tokens_per_s >= 5000
+
+
+def test_long_context_example_splits_each_sequence(catalog: Catalog) -> None:
+    w = load_workload(EXAMPLES[[p.stem for p in EXAMPLES].index("llm-long-context")])
+    for p in recommend(w, catalog=catalog, top=3).picks:
+        assert p.plan is not None and p.plan.context_parallel > 1
+        assert any("context parallel" in line for line in p.why)

@@ -236,7 +236,9 @@ def _step(
         host_link_bytes_per_s=caps.host_link[g.acc],
         nvlink=caps.has_nvlink[g.acc],
         fused_attention=np.full(g.tp.shape, w.training.attention != "eager"),
-        attention_speed=np.where(caps.flash[g.acc], 1.0, MEM_EFFICIENT_ATTENTION_SPEED),
+        attention_speed=np.where(
+            caps.flash[g.acc], caps.pytorch_flash_speed[g.acc], MEM_EFFICIENT_ATTENTION_SPEED
+        ),
         attention_flop_per_s=caps.training_attention_flops[g.acc],
         fp8_linears=caps.linear_only[g.acc],
         tp=g.tp,

@@ -189,9 +189,7 @@ def plan_batched(
     mb, accumulation = _micro_batch(w, room, state_gpu, act, per_replica)
     need = state_gpu + np.maximum(mb, 1.0) * act
     fits = valid & (mb >= 1) & (need <= room)
-    cells = _cells(
-        caps, hw, w.training_job, tp, group, stage, ckpt, offload, fused, mb, accumulation
-    )
+    cells = _cells(caps, hw, w, tp, group, stage, ckpt, offload, fused, mb, accumulation)
     cells = replace(cells, ring=_ring(caps, hw, cp))
     t = step_time(w, s, state, cells, cal, el)
     samples = np.maximum(mb, 1.0) * accumulation * dp
@@ -234,7 +232,7 @@ def plan_batched(
 def _cells(
     caps: Capabilities,
     hw: Hardware,
-    training: bool,
+    w: Workload,
     tp: FloatArray,
     dp: FloatArray,
     stage: FloatArray,
@@ -246,7 +244,11 @@ def _cells(
 ) -> Cells:
     a = hw.acc
     shape = tp.shape
+    training = w.training_job
     flash = np.broadcast_to(caps.flash[a], shape)
+    # An inference engine's build brings its own attention kernels; PyTorch runs its own.
+    native = w.model.execution == "engine"
+    flash_speed = np.broadcast_to(1.0 if native else caps.pytorch_flash_speed[a], shape)
     return Cells(
         flop_per_s=np.broadcast_to(caps.flops[a], shape),
         bytes_per_s=np.broadcast_to(caps.bandwidth[a], shape),
@@ -254,7 +256,7 @@ def _cells(
         host_link_bytes_per_s=np.broadcast_to(caps.host_link[a], shape),
         nvlink=np.broadcast_to(caps.has_nvlink[a], shape),
         fused_attention=fused,
-        attention_speed=np.where(fused & ~flash, MEM_EFFICIENT_ATTENTION_SPEED, 1.0),
+        attention_speed=np.where(fused & ~flash, MEM_EFFICIENT_ATTENTION_SPEED, flash_speed),
         attention_flop_per_s=np.broadcast_to(
             (caps.training_attention_flops if training else caps.flops)[a], shape
         ),

@@ -15,7 +15,8 @@ Where the source's harness fixes what a row's columns leave open, the row says s
 engines' builds of vision, speech and diffusion models run as ``execution: engine``
 (``_execution``); MLPerf's SDXL runs 40 UNet evaluations per image
 (``MLPERF_DENOISER_EVALUATIONS``); NeuSight's training rows time forward and backward with no
-optimizer update (``NO_OPTIMIZER_SOURCES``); MLPerf's LLM rows carry the round's latency
+optimizer update (``NO_OPTIMIZER_SOURCES``); torchtitan's run FlashAttention-2
+(``FLASH_ATTENTION_2_SOURCES``); MLPerf's LLM rows carry the round's latency
 limits (``MLPERF_LATENCY_LIMITS``).
 
 Rows are skipped, and counted by reason, when their model is not in the registry (and not
@@ -120,6 +121,12 @@ MLPERF_INFERENCE = "mlperf-inference-v5.1"
 # update: NeuSight's ``measure_e2e`` records ``model(*inputs)`` and ``loss.backward()`` and
 # reports their sum (sitar-lab/NeuSight neusight/Tracing/trace.py; no optimizer is built).
 NO_OPTIMIZER_SOURCES = frozenset({"neusight"})
+# Training rows whose harness runs FlashAttention-2 (``attention: flash``): torchtitan's
+# attention asks SDPA for its flash backend outside sm100 (pytorch/torchtitan PR #1196,
+# torchtitan/models/attention.py), and before that ran SDPA on PyTorch builds where cuDNN
+# attention was opt-in (pytorch/pytorch#138522); torchao's float8 end-to-end figures are
+# torchtitan runs.
+FLASH_ATTENTION_2_SOURCES = frozenset({"torchtitan", "torchao"})
 # Inference-engine rows (MLPerf Offline / Server) that state no batch: engines batch deeply;
 # 64 is taken (an assumption, not a figure from the source).
 DEFAULT_ENGINE_BATCH = 64
@@ -212,6 +219,8 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
         spec["model"]["sequence_length"] = seq or _context(r["model_key"])
         tp, cp = _int(r["tensor_parallel"]), _int(r["context_parallel"])
         recipe = {k: r[k] for k in ("checkpointing", "sharding") if r[k]}
+        if r["source_id"] in FLASH_ATTENTION_2_SOURCES:
+            recipe["attention"] = "flash"
         spec["training"] = {
             **({"tensor_parallel": tp} if tp else {}),
             **({"context_parallel": cp} if cp else {}),

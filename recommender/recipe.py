@@ -62,7 +62,12 @@ class TrainingRecipe(_Spec):
         description="Keep an fp32 copy of the weights (mixed precision); default: true for "
         "16-bit and 8-bit training.",
     )
-    attention: AttentionKernel = "auto"
+    attention: AttentionKernel = Field(
+        default="auto",
+        description="auto / sdpa: PyTorch SDPA's fused kernel (cuDNN's on Hopper and "
+        "Blackwell, FlashAttention-2 elsewhere); flash: FlashAttention-2 everywhere (the "
+        "flash-attn package or SDPA's flash backend); eager: the score matrix materialised.",
+    )
     checkpointing: Checkpointing = "auto"
     micro_batch: int | None = Field(default=None, ge=1, le=1_000_000)
     global_batch: int | None = Field(default=None, ge=1, le=100_000_000)

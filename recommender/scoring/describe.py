@@ -25,6 +25,9 @@ def _gb(x: float) -> float:
 def _attention(w: Workload, fused: bool, flash: bool) -> str:
     if not fused:
         return "eager"
+    pinned = w.training.attention
+    if pinned in ("flash", "sdpa"):
+        return pinned
     return "flash" if flash else "sdpa"
 
 
@@ -33,7 +36,7 @@ def _assumed_training(w: Workload, plan: dict[str, Any]) -> list[str]:
     r = w.training
     out: list[str] = []
     if r.attention == "auto" and plan["attention"] not in (None, "eager"):
-        out.append(f"{plan['attention']} attention")
+        out.append({"flash": "flash attention", "sdpa": "SDPA fused attention"}[plan["attention"]])
     if r.checkpointing == "auto" and plan["checkpointing"] != "none":
         extra = "~33 % more compute" if plan["checkpointing"] == "full" else "recomputes attention"
         out.append(f"{plan['checkpointing']} activation checkpointing ({extra})")
@@ -121,9 +124,12 @@ def describe_plan(w: Workload, p: Predictions, row: int, acc: Accelerator) -> Pl
     if p.serving is not None:
         return _serving_plan(w, p.serving, i)
     if p.plans is not None:
-        from recommender.scoring.hardware import FLASH_ARCHITECTURES
+        from recommender.scoring.hardware import FLASH_ARCHITECTURES, FLASH_ATTENTION_2_SPEED
 
-        return _batched_plan(w, p.plans, i, acc.architecture in FLASH_ARCHITECTURES)
+        # SDPA's own dispatch where FlashAttention-2 is not the architecture's best kernel.
+        arch = acc.architecture
+        flash = arch in FLASH_ARCHITECTURES and arch not in FLASH_ATTENTION_2_SPEED
+        return _batched_plan(w, p.plans, i, flash)
     return None
 
 

@@ -51,16 +51,18 @@ FLASH_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell", "cdna3"
 # Memory-efficient SDPA (xFormers' kernel) on pre-Ampere GPUs: attention FLOPs run at about
 # half FlashAttention's rate (Dao et al. 2022, Figure 1 comparisons on A100 and T4).
 MEM_EFFICIENT_ATTENTION_SPEED = 0.5
-# PyTorch's SDPA flash backend is FlashAttention-2, written for Ampere: on Hopper it uses
-# neither the warp-group MMA nor the TMA, and runs at about half the rate of Hopper-native
-# kernels (FlashAttention-3, cuDNN's fused attention): 329.5 against 631.3 TFLOP/s, bf16
-# forward, batch 1, 24 heads, 4,608 tokens, head dim 128 on an H100 (tritonbench, in
-# pytorch/pytorch issue #142132); "FlashAttention-2 achieving only 35% utilization on the
-# H100 GPU" against FlashAttention-3's 75% (Shah et al. 2024, abstract). PyTorch kept it the
-# default on Hopper (cuDNN attention made opt-in after 2.5, pytorch/pytorch#138522) and
-# torchtitan asks for it; TensorRT engines bring their own kernels. Elsewhere FlashAttention-2
-# is the architecture's own kernel (1.0): Blackwell's is not measured here.
-PYTORCH_FLASH_SPEED = {"hopper": 329.5 / 631.3}
+# FlashAttention-2 (the flash-attn package, or PyTorch SDPA's flash backend: ``attention:
+# flash``) is written for Ampere: on Hopper it uses neither the warp-group MMA nor the TMA,
+# and runs at about half the rate of Hopper-native kernels (FlashAttention-3, cuDNN's fused
+# attention): 329.5 against 631.3 TFLOP/s, bf16 forward, batch 1, 24 heads, 4,608 tokens,
+# head dim 128 on an H100 (tritonbench, in pytorch/pytorch issue #142132); "FlashAttention-2
+# achieving only 35% utilization on the H100 GPU" against FlashAttention-3's 75% (Shah et al.
+# 2024, abstract). SDPA's own dispatch (``auto`` / ``sdpa``) picks cuDNN attention on sm90 /
+# sm100 once the bundled cuDNN passes ``check_prefer_cudnn_attention`` (> 9.15, PyTorch 2.11
+# on; opt-in from 2.5.1 after pytorch/pytorch#138522: huggingface/transformers#48163 reads
+# sdp_utils.cpp), so it runs at the native rate. Elsewhere FlashAttention-2 is the
+# architecture's own kernel (1.0); Blackwell's FlashAttention-2 rate is not measured here.
+FLASH_ATTENTION_2_SPEED = {"hopper": 329.5 / 631.3}
 
 
 # Calibration key of the share a model's GEMMs (real layer shapes) reach of a *measured*
@@ -92,9 +94,9 @@ class Capabilities:
     memory_gb: FloatArray
     precision_used: tuple[Precision, ...]
     flash: npt.NDArray[np.bool_]  # FlashAttention-class fused attention available
-    # Rate of PyTorch's FlashAttention kernel against the architecture's native one
-    # (``PYTORCH_FLASH_SPEED``).
-    pytorch_flash_speed: FloatArray
+    # Rate of FlashAttention-2 against the architecture's native kernel
+    # (``FLASH_ATTENTION_2_SPEED``).
+    flash2_speed: FloatArray
     peak_flops: FloatArray  # datasheet FLOP/s at the precision used (for MFU)
     # FLOP/s of the attention kernels in training: the 16-bit rate where the recipe converts
     # only the linear layers (``LINEAR_ONLY_PRECISIONS``), else ``flops``.
@@ -194,8 +196,8 @@ def _capabilities(
         memory_gb=np.asarray([a.memory_gb for a in accs], dtype=np.float64),
         precision_used=used,
         flash=np.asarray([a.architecture in FLASH_ARCHITECTURES for a in accs]),
-        pytorch_flash_speed=np.asarray(
-            [PYTORCH_FLASH_SPEED.get(a.architecture, 1.0) for a in accs], dtype=np.float64
+        flash2_speed=np.asarray(
+            [FLASH_ATTENTION_2_SPEED.get(a.architecture, 1.0) for a in accs], dtype=np.float64
         ),
         peak_flops=np.asarray(
             [(a.peak_tflops.get(p) or a.peak_tflops.fp32) * 1e12 for a, p in pairs]

@@ -50,7 +50,7 @@ from recommender.scoring.multinode_grid import (
     Grid,
     layout_grid,
 )
-from recommender.scoring.plan import activation_bytes_per_sample
+from recommender.scoring.plan import activation_bytes_per_sample, flash2_speed
 from recommender.scoring.shape import Shape
 from recommender.scoring.step_time import Cells, allreduce_latency_s, step_time
 from recommender.workload import Workload
@@ -237,7 +237,7 @@ def _step(
         nvlink=caps.has_nvlink[g.acc],
         fused_attention=np.full(g.tp.shape, w.training.attention != "eager"),
         attention_speed=np.where(
-            caps.flash[g.acc], caps.pytorch_flash_speed[g.acc], MEM_EFFICIENT_ATTENTION_SPEED
+            caps.flash[g.acc], flash2_speed(w, caps, g.acc), MEM_EFFICIENT_ATTENTION_SPEED
         ),
         attention_flop_per_s=caps.training_attention_flops[g.acc],
         fp8_linears=caps.linear_only[g.acc],

@@ -36,6 +36,7 @@ __all__ = [
     "Hardware",
     "Plans",
     "activation_bytes_per_sample",
+    "flash2_speed",
     "plan_batched",
 ]
 
@@ -246,9 +247,7 @@ def _cells(
     shape = tp.shape
     training = w.training_job
     flash = np.broadcast_to(caps.flash[a], shape)
-    # An inference engine's build brings its own attention kernels; PyTorch runs its own.
-    native = w.model.execution == "engine"
-    flash_speed = np.broadcast_to(1.0 if native else caps.pytorch_flash_speed[a], shape)
+    flash_speed = np.broadcast_to(flash2_speed(w, caps, a), shape)
     return Cells(
         flop_per_s=np.broadcast_to(caps.flops[a], shape),
         bytes_per_s=np.broadcast_to(caps.bandwidth[a], shape),
@@ -269,6 +268,14 @@ def _cells(
         micro_batch=np.maximum(mb, 1.0),
         accumulation=accumulation,
     )
+
+
+def flash2_speed(w: Workload, caps: Capabilities, acc: npt.NDArray[np.int32]) -> FloatArray:
+    """The fused attention's rate against the architecture's native kernel: FlashAttention-2's
+    (``hardware.FLASH_ATTENTION_2_SPEED``) where the recipe pins ``attention: flash``, else 1
+    (SDPA's dispatch, or an inference engine's own kernels)."""
+    pinned = w.training.attention == "flash" and w.model.execution != "engine"
+    return np.asarray(caps.flash2_speed[acc] if pinned else np.ones(acc.shape))
 
 
 def _ring(caps: Capabilities, hw: Hardware, cp: FloatArray) -> Ring:

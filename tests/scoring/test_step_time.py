@@ -7,7 +7,6 @@ import pytest
 
 from recommender import predict
 from recommender.catalog import Catalog
-from recommender.scoring import hardware
 from recommender.scoring.calibration import by_execution, prior_calibration
 from recommender.scoring.hardware import capabilities
 from recommender.scoring.memory import state_bytes
@@ -18,6 +17,7 @@ from recommender.scoring.step_time import (
     allreduce_latency_s,
     step_time,
 )
+from recommender.workload import Workload
 
 from .conftest import make
 
@@ -275,36 +275,27 @@ def test_a_cnn_launches_the_kernels_its_registry_entry_counts() -> None:
     assert kernels("yolov8m") == KERNELS_CNN_FORWARD
 
 
-def test_pytorchs_flash_attention_runs_at_about_half_rate_on_hopper_only(
-    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """FlashAttention-2 (PyTorch's SDPA flash backend) on Hopper: 329.5 against the native
-    kernels' 631.3 TFLOP/s (pytorch/pytorch#142132); Ampere's own kernel elsewhere."""
+def test_flash_attention_2_runs_at_about_half_rate_on_hopper_only(catalog: Catalog) -> None:
+    """FlashAttention-2 (``attention: flash``) on Hopper: 329.5 against the native kernels'
+    631.3 TFLOP/s (pytorch/pytorch#142132); SDPA's own dispatch (auto) runs the native one,
+    and on Ampere FlashAttention-2 is the native kernel."""
     accs = [catalog.accelerator("H100-SXM5-80GB"), catalog.accelerator("A100-SXM4-80GB")]
     caps = capabilities(accs, "bf16", prior_calibration())
-    assert caps.pytorch_flash_speed.tolist() == pytest.approx([329.5 / 631.3, 1.0])
+    assert caps.flash2_speed.tolist() == pytest.approx([329.5 / 631.3, 1.0])
 
-    long_training = make(
-        model={"name": "llama-3.1-8b", "sequence_length": 32768, "execution": "compiled"},
-        batch_size=1,
-    )
-    engine = make(
-        kind="inference",
-        model={"name": "bert-large", "sequence_length": 512, "execution": "engine"},
-        batch_size=64,
-    )
+    def long_training(attention: str) -> Workload:
+        return make(
+            model={"name": "llama-3.1-8b", "sequence_length": 32768, "execution": "compiled"},
+            batch_size=1,
+            training={"attention": attention, "context_parallel": 1},
+        )
 
-    def rates() -> tuple[float, float, float]:
-        hardware._CACHE.clear()
-        h100 = predict(long_training, "H100-SXM5-80GB", 8, catalog=catalog).throughput
-        a100 = predict(long_training, "A100-SXM4-80GB", 8, catalog=catalog).throughput
-        served = predict(engine, "H100-SXM5-80GB", 1, catalog=catalog).throughput
-        return h100, a100, served
+    def rate(attention: str, acc: str) -> float:
+        return predict(long_training(attention), acc, 8, catalog=catalog).throughput
 
-    with_fa2 = rates()
-    monkeypatch.setattr(hardware, "PYTORCH_FLASH_SPEED", {})
-    native = rates()
-    hardware._CACHE.clear()
-    assert with_fa2[0] < 0.9 * native[0]  # attention-heavy training on Hopper is slower
-    assert with_fa2[1] == pytest.approx(native[1])  # Ampere unchanged
-    assert with_fa2[2] == pytest.approx(native[2])  # a TensorRT engine brings its own
+    assert rate("flash", "H100-SXM5-80GB") < 0.9 * rate("auto", "H100-SXM5-80GB")
+    assert rate("flash", "A100-SXM4-80GB") == pytest.approx(rate("auto", "A100-SXM4-80GB"))
+    flash = predict(long_training("flash"), "H100-SXM5-80GB", 8, catalog=catalog)
+    auto = predict(long_training("auto"), "H100-SXM5-80GB", 8, catalog=catalog)
+    assert flash.plan is not None and flash.plan.attention == "flash"
+    assert auto.plan is not None and auto.plan.attention == "sdpa"  # cuDNN's, via SDPA

@@ -98,7 +98,12 @@ class Grid:
     dp_out: FloatArray  # nodes per pipeline stage
     ep: FloatArray  # expert-parallel ranks (1 for a dense model)
     cp: FloatArray  # context-parallel ranks per sequence
-    cp_nodes: FloatArray  # nodes one context-parallel ring spans
+
+    @property
+    def cp_nodes(self) -> FloatArray:
+        """Nodes one context-parallel ring spans: it fills its node's non-tensor-parallel
+        ranks first."""
+        return _ring_nodes(self.cp, self.dp_in)
 
     @property
     def replicas(self) -> FloatArray:
@@ -107,6 +112,10 @@ class Grid:
 
     def take(self, keep: npt.NDArray[np.bool_]) -> Grid:
         return Grid(*(getattr(self, f)[keep] for f in self.__dataclass_fields__))
+
+
+def _ring_nodes(cp: FloatArray, per_node: FloatArray) -> FloatArray:
+    return np.asarray(cp / np.minimum(cp, per_node))
 
 
 def layout_grid(
@@ -122,9 +131,8 @@ def layout_grid(
     # A ring fills its node's non-tensor-parallel ranks before it spans nodes.
     per_node = np.maximum(gpus / tp, 1.0)
     cp_in = np.minimum(cp, per_node)
-    cp_nodes = cp / cp_in
     valid &= (np.mod(per_node, cp_in) == 0) & (np.mod(cp, cp_in) == 0)
-    valid &= np.mod(n / pp, cp_nodes) == 0
+    valid &= np.mod(n / pp, _ring_nodes(cp, per_node)) == 0
     group = per_node * (n / pp)
     if w.training.global_batch:  # the replicas split the global batch evenly
         valid &= np.mod(w.training.global_batch, group / cp) == 0
@@ -138,6 +146,5 @@ def layout_grid(
     g = Grid(
         cell, hw.acc[ci], g_tp, g_pp, lay[li, 2], lay[li, 3], lay[li, 4], g_gpus,
         hw.network_bytes_per_s[ci], g_n, dp_in * dp_out, dp_in, dp_out, lay[li, 5], g_cp,
-        g_cp / np.minimum(g_cp, dp_in),
     )  # fmt: skip
     return g, shape

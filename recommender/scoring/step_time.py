@@ -73,7 +73,16 @@ COMPILED_KERNEL_SHARE = 0.4  # a compiled CNN launches ~40 % of the eager kernel
 # infer_gmacs x 2). Depthwise nets write several times more per FLOP (EfficientNet-B0:
 # 6.75 M for 0.80 GFLOPs), so registry CNNs carry their own ``forward_activations``.
 CNN_ACTIVATIONS_PER_FLOP = 11.11e6 / 8.22e9
-# FLOPs per byte of activation traffic for a model with no shape, by family.
+# FLOPs per byte of activation traffic for a model with no shape, by family. Not sourced, and
+# for a diffusion UNet known to be off: SDXL's count (benchmarks/data/diffusion_activations.py)
+# is 1.78 G activation elements per 6.76 TFLOP evaluation, so even 10 passes of 2 bytes are
+# a sixth of the 45 GB 150 FLOPs/byte gives, which makes SDXL bandwidth-bound. Counted
+# (tried in stop 29 with cnn_passes), every MLPerf SDXL part becomes compute-bound, the H100
+# and H200 agree as measured, but the prediction is 1.5-2.6x too fast: the fitted matrix
+# efficiencies are those of LLM GEMMs and CNNs, and an fp8 UNet build reaches 24-33 % of fp8
+# peak (its attention, norms and GEGLU at 16 bits); leave-one-source-out error without a
+# baseline rose 40.8 -> 45.2 %. Until a UNet's transformer blocks are modelled as
+# transformers, the guess stays.
 GENERIC_FLOPS_PER_BYTE = {"transformer": 200.0, "recsys": 20.0}
 DEFAULT_FLOPS_PER_BYTE = 150.0
 # float8 training with dynamic tensorwise scaling (torchao's Float8Linear, pytorch/ao

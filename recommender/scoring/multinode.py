@@ -40,7 +40,7 @@ import numpy.typing as npt
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.context_parallel import Ring
 from recommender.scoring.expert_parallel import all_to_all_s, state_with_experts
-from recommender.scoring.hardware import MEM_EFFICIENT_ATTENTION_SPEED, Capabilities
+from recommender.scoring.hardware import Capabilities
 from recommender.scoring.memory import StateBytes, usable_bytes
 from recommender.scoring.multinode_grid import (
     HYBRID,
@@ -50,7 +50,7 @@ from recommender.scoring.multinode_grid import (
     Grid,
     layout_grid,
 )
-from recommender.scoring.plan import activation_bytes_per_sample, flash2_speed
+from recommender.scoring.plan import activation_bytes_per_sample, attention_speed
 from recommender.scoring.shape import Shape
 from recommender.scoring.step_time import Cells, allreduce_latency_s, step_time
 from recommender.workload import Workload
@@ -229,16 +229,15 @@ def _step(
     mb = np.ceil(per_replica / m)
     intra = caps.interconnect[g.acc]
     inter = g.network / g.gpus
+    fused = np.full(g.tp.shape, w.training.attention != "eager")
     cells = Cells(
         flop_per_s=caps.flops[g.acc],
         bytes_per_s=caps.bandwidth[g.acc],
         link_bytes_per_s=intra,
         host_link_bytes_per_s=caps.host_link[g.acc],
         nvlink=caps.has_nvlink[g.acc],
-        fused_attention=np.full(g.tp.shape, w.training.attention != "eager"),
-        attention_speed=np.where(
-            caps.flash[g.acc], flash2_speed(w, caps, g.acc), MEM_EFFICIENT_ATTENTION_SPEED
-        ),
+        fused_attention=fused,
+        attention_speed=attention_speed(w, caps, g.acc, fused),
         attention_flop_per_s=caps.training_attention_flops[g.acc],
         fp8_linears=caps.linear_only[g.acc],
         tp=g.tp,

@@ -36,7 +36,7 @@ __all__ = [
     "Hardware",
     "Plans",
     "activation_bytes_per_sample",
-    "flash2_speed",
+    "attention_speed",
     "plan_batched",
 ]
 
@@ -246,8 +246,6 @@ def _cells(
     a = hw.acc
     shape = tp.shape
     training = w.training_job
-    flash = np.broadcast_to(caps.flash[a], shape)
-    flash_speed = np.broadcast_to(flash2_speed(w, caps, a), shape)
     return Cells(
         flop_per_s=np.broadcast_to(caps.flops[a], shape),
         bytes_per_s=np.broadcast_to(caps.bandwidth[a], shape),
@@ -255,7 +253,7 @@ def _cells(
         host_link_bytes_per_s=np.broadcast_to(caps.host_link[a], shape),
         nvlink=np.broadcast_to(caps.has_nvlink[a], shape),
         fused_attention=fused,
-        attention_speed=np.where(fused & ~flash, MEM_EFFICIENT_ATTENTION_SPEED, flash_speed),
+        attention_speed=np.broadcast_to(attention_speed(w, caps, a, fused), shape),
         attention_flop_per_s=np.broadcast_to(
             (caps.training_attention_flops if training else caps.flops)[a], shape
         ),
@@ -270,12 +268,22 @@ def _cells(
     )
 
 
-def flash2_speed(w: Workload, caps: Capabilities, acc: npt.NDArray[np.int32]) -> FloatArray:
-    """The fused attention's rate against the architecture's native kernel: FlashAttention-2's
-    (``hardware.FLASH_ATTENTION_2_SPEED``) where the recipe pins ``attention: flash``, else 1
-    (SDPA's dispatch, or an inference engine's own kernels)."""
+def attention_speed(
+    w: Workload, caps: Capabilities, acc: npt.NDArray[np.int32], fused: BoolArray
+) -> FloatArray:
+    """The attention kernel's rate against the architecture's native fused kernel, for the
+    single-node and the multi-node planner alike:
+
+    - materialised (``fused`` false: ``attention: eager``): 1, the score matrix's GEMMs run
+      as plain GEMMs (their traffic is counted apart, ``attention_passes``);
+    - fused on a GPU without FlashAttention: the memory-efficient kernel
+      (``hardware.MEM_EFFICIENT_ATTENTION_SPEED``);
+    - fused where the recipe pins ``attention: flash``: FlashAttention-2's rate
+      (``hardware.FLASH_ATTENTION_2_SPEED``); else 1 (SDPA's dispatch, or an inference
+      engine's own kernels)."""
     pinned = w.training.attention == "flash" and w.model.execution != "engine"
-    return np.asarray(caps.flash2_speed[acc] if pinned else np.ones(acc.shape))
+    flash2 = caps.flash2_speed[acc] if pinned else np.ones(acc.shape)
+    return np.asarray(np.where(fused & ~caps.flash[acc], MEM_EFFICIENT_ATTENTION_SPEED, flash2))
 
 
 def _ring(caps: Capabilities, hw: Hardware, cp: FloatArray) -> Ring:

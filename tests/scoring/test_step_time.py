@@ -8,8 +8,9 @@ import pytest
 from recommender import predict
 from recommender.catalog import Catalog
 from recommender.scoring.calibration import by_execution, prior_calibration
-from recommender.scoring.hardware import capabilities
+from recommender.scoring.hardware import MEM_EFFICIENT_ATTENTION_SPEED, capabilities
 from recommender.scoring.memory import state_bytes
+from recommender.scoring.plan import attention_speed
 from recommender.scoring.shape import activation_element_bytes, shape_of
 from recommender.scoring.step_time import (
     FP8_CAST_BYTES_PER_ELEMENT,
@@ -299,3 +300,26 @@ def test_flash_attention_2_runs_at_about_half_rate_on_hopper_only(catalog: Catal
     auto = predict(long_training("auto"), "H100-SXM5-80GB", 8, catalog=catalog)
     assert flash.plan is not None and flash.plan.attention == "flash"
     assert auto.plan is not None and auto.plan.attention == "sdpa"  # cuDNN's, via SDPA
+
+
+def test_both_planners_take_the_attention_rate_from_one_rule(catalog: Catalog) -> None:
+    """A materialised score matrix runs as plain GEMMs (rate 1) on any GPU; a fused kernel
+    on a GPU without FlashAttention is the memory-efficient one; pinned FlashAttention-2 on
+    Hopper runs at its half rate. ``plan`` and ``multinode`` both read ``attention_speed``."""
+    accs = [
+        catalog.accelerator("V100-SXM2-16GB"),
+        catalog.accelerator("H100-SXM5-80GB"),
+        catalog.accelerator("A100-SXM4-80GB"),
+    ]
+    caps = capabilities(accs, "fp16", prior_calibration())
+    acc = np.arange(3, dtype=np.int32)
+
+    def speeds(attention: str, fused: bool) -> list[float]:
+        w = make(training={"attention": attention})
+        return attention_speed(w, caps, acc, np.full(3, fused)).tolist()
+
+    assert speeds("eager", False) == [1.0, 1.0, 1.0]
+    assert speeds("auto", True) == [MEM_EFFICIENT_ATTENTION_SPEED, 1.0, 1.0]
+    assert speeds("flash", True) == pytest.approx(
+        [MEM_EFFICIENT_ATTENTION_SPEED, 329.5 / 631.3, 1.0]
+    )

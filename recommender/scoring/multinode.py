@@ -50,9 +50,9 @@ from recommender.scoring.multinode_grid import (
     Grid,
     layout_grid,
 )
-from recommender.scoring.plan import activation_bytes_per_sample, attention_speed
+from recommender.scoring.plan import activation_bytes_per_sample, attention_speed, in_node_ring
 from recommender.scoring.shape import Shape
-from recommender.scoring.step_time import Cells, allreduce_latency_s, step_time
+from recommender.scoring.step_time import Cells, step_time
 from recommender.workload import Workload
 
 __all__ = [
@@ -247,7 +247,7 @@ def _step(
         offload=np.zeros(g.tp.shape),
         micro_batch=mb,
         accumulation=m,
-        ring=_context_ring(caps, g, intra, inter),
+        ring=_context_ring(caps, g, inter),
     )
     t = step_time(w, s, state, cells, cal, el)
     useful = (t.busy_s + t.issue_s + t.optimizer_s) / g.pp
@@ -273,13 +273,17 @@ def _step(
     }
 
 
-def _context_ring(caps: Capabilities, g: Grid, intra: FloatArray, inter: FloatArray) -> Ring:
+def _context_ring(caps: Capabilities, g: Grid, inter: FloatArray) -> Ring:
     """The context-parallel ring of each cell: on the GPUs' own links while it stays in a
     node (the latency of NCCL's smallest ring), on the node's network share once it spans
     nodes (a point-to-point send's latency)."""
     inside = g.cp_nodes <= 1
-    latency = np.where(inside, allreduce_latency_s(2.0, caps.has_nvlink[g.acc]), P2P_LATENCY_S)
-    return Ring(cp=g.cp, link_bytes_per_s=np.where(inside, intra, inter), latency_s=latency)
+    node = in_node_ring(caps, g.acc, g.cp)
+    return Ring(
+        cp=g.cp,
+        link_bytes_per_s=np.where(inside, node.link_bytes_per_s, inter),
+        latency_s=np.where(inside, node.latency_s, P2P_LATENCY_S),
+    )
 
 
 def _choose(

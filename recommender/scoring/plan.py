@@ -37,6 +37,7 @@ __all__ = [
     "Plans",
     "activation_bytes_per_sample",
     "attention_speed",
+    "in_node_ring",
     "plan_batched",
 ]
 
@@ -191,7 +192,7 @@ def plan_batched(
     need = state_gpu + np.maximum(mb, 1.0) * act
     fits = valid & (mb >= 1) & (need <= room)
     cells = _cells(caps, hw, w, tp, group, stage, ckpt, offload, fused, mb, accumulation)
-    cells = replace(cells, ring=_ring(caps, hw, cp))
+    cells = replace(cells, ring=in_node_ring(caps, hw.acc, cp))
     t = step_time(w, s, state, cells, cal, el)
     samples = np.maximum(mb, 1.0) * accumulation * dp
     throughput = samples / t.total_s
@@ -286,9 +287,10 @@ def attention_speed(
     return np.asarray(np.where(fused & ~caps.flash[acc], MEM_EFFICIENT_ATTENTION_SPEED, flash2))
 
 
-def _ring(caps: Capabilities, hw: Hardware, cp: FloatArray) -> Ring:
+def in_node_ring(caps: Capabilities, acc: npt.NDArray[np.int32], cp: FloatArray) -> Ring:
     """The context-parallel ring inside an instance: sends on the GPUs' own links, each with
-    the latency NCCL's model gives its smallest ring (two ranks)."""
-    link = np.broadcast_to(caps.interconnect[hw.acc], cp.shape)
-    nvlink = np.broadcast_to(caps.has_nvlink[hw.acc], cp.shape)
+    the latency NCCL's model gives its smallest ring (two ranks). The multi-node planner
+    takes it for the rings that stay in a node."""
+    link = np.broadcast_to(caps.interconnect[acc], cp.shape)
+    nvlink = np.broadcast_to(caps.has_nvlink[acc], cp.shape)
     return Ring(cp=cp, link_bytes_per_s=link, latency_s=allreduce_latency_s(2.0, nvlink))

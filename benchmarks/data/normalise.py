@@ -350,10 +350,13 @@ def _count(row: Row, column: str, pattern: str) -> int:
 
 def request_shape(family: str, model: str, row: Row) -> Row:
     """Prompt and output tokens: the row's own, else (MLPerf Inference, whose summary states
-    none) the benchmark dataset's means from its reference implementation."""
+    none) the benchmark dataset's means from its reference implementation, else (TGI on
+    SageMaker) the mean of the prompts its load script draws from."""
     prompt, output = row.get("prompt_tokens", ""), row.get("output_tokens", "")
     if family == "mlperf-inference-v5.1" and not (prompt or output):
         prompt, output = rules.MLPERF_LLM_REQUESTS.get(model, ("", ""))
+    if family == "tgi-sagemaker" and not prompt:
+        prompt = rules.TGI_SAGEMAKER_PROMPT_TOKENS
     return {"prompt_tokens": prompt, "output_tokens": output}
 
 

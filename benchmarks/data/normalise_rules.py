@@ -130,6 +130,15 @@ MLPERF_LLM_REQUESTS: dict[str, tuple[str, str]] = {
     "whisper-large-v3": ("4", "75"),
 }
 
+# TGI on SageMaker (hf-tgi-sagemaker): the k6 load script (philschmid/text-generation-inference-
+# tests@4373a859, sagemaker_llm_container/sagemaker_load.js) sends ShareGPT prompts from the
+# repo's samples.json, ``samples[scenario.iterationInTest]``, each entry [prompt, input tokens,
+# output tokens]: 1,000 entries whose input tokens sum to 233,094, a mean of 233 (sha256 of the
+# file d924d9e8...c233). A run of N requests (the task states N: 21 to 940) sent the first N,
+# whose means range from 142 to 255; the dataset's mean stands for all of them, as the MLPerf
+# rows take their dataset's, so that runs of one workload stay comparable with one another.
+TGI_SAGEMAKER_PROMPT_TOKENS = "233"
+
 # MLPerf Inference benchmarks whose Offline result counts generated tokens although the results
 # summary labels it samples/s: the submission checker reads ``result_tokens_per_second`` for
 # them (mlcommons/inference@b66003e1, tools/submission/submission_checker/constants.py,

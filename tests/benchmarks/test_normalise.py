@@ -196,6 +196,10 @@ def test_unstated_shapes_come_from_the_benchmarks_own_configuration(
     ]
     assert mlperf_405b
     assert {(r["prompt_tokens"], r["output_tokens"]) for r in mlperf_405b} == {("9428", "685")}
+    # TGI's load test sends ShareGPT prompts of 233 tokens on average and asks for 50 tokens
+    tgi = [r for r in rows if r["source_id"] == "tgi-sagemaker"]
+    assert len(tgi) == 60
+    assert {(r["prompt_tokens"], r["output_tokens"]) for r in tgi} == {("233", "50")}
 
 
 def test_training_recipes_and_power_caps_are_read_from_the_task(

@@ -102,6 +102,9 @@ def _serving_plan(w: Workload, sv: Serving, i: int) -> Plan:
         )
     if spec.tensor_parallel == "auto" and tp > 1:
         assumed.append(f"tensor parallel {tp}")
+    unstated = _unstated_request_shape(w)
+    if unstated:
+        assumed.append(unstated)
     return Plan(
         data_parallel=int(sv.copies[i]),
         tensor_parallel=tp,
@@ -115,6 +118,27 @@ def _serving_plan(w: Workload, sv: Serving, i: int) -> Plan:
             "kv_cache": _gb(float(sv.kv_bytes[i])),
         },
         assumed=assumed,
+    )
+
+
+def _unstated_request_shape(w: Workload) -> str | None:
+    """The request shape the recipe left to the defaults, said out loud: the prefill is
+    proportional to the prompt and the decode loop to the output, so a default that is not the
+    traffic's shape moves the rate (TGI's benchmark rows: their 233-token prompts in place of
+    the 512-token default changed the predicted rate by about a quarter)."""
+    spec = w.inference
+    if spec is None:
+        return None
+    missing = [
+        f"{getattr(spec, name)} {label}"
+        for name, label in (("prompt_tokens", "prompt tokens"), ("output_tokens", "output tokens"))
+        if name not in spec.model_fields_set
+    ]
+    if not missing:
+        return None
+    return (
+        f"{' and '.join(missing)} per request (the default: the recipe does not say; "
+        "state inference.prompt_tokens / output_tokens for your traffic)"
     )
 
 

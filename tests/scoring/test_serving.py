@@ -204,3 +204,23 @@ def test_a_tensor_parallel_prefill_all_reduces_the_whole_prompt() -> None:
     latency = 3.6e-6 + 2 * 3 * (42.6e-6 - 3.6e-6) / 14  # NCCL's ring over 4 ranks, PCIe
     assert pcie == pytest.approx(alone / 4 + ring + 2 * 32 * latency, rel=1e-6)
     assert alone / 4 < nvlink < pcie
+
+
+def test_a_serving_plan_says_which_request_shape_it_took_from_the_defaults(
+    catalog: Catalog,
+) -> None:
+    """The rate depends on the prompt and output lengths; when the recipe leaves them to the
+    defaults the plan says so, and says nothing when both are stated."""
+    stated = predict(_serve("llama-3-8b"), "H100-SXM5-80GB", 1, catalog=catalog).plan
+    assert stated is not None
+    assert not any("per request (the default" in a for a in stated.assumed)
+
+    spec = _serve("llama-3-8b").model_dump(exclude_unset=True)
+    spec["inference"] = {"output_tokens": 128}
+    partly = predict(Workload.model_validate(spec), "H100-SXM5-80GB", 1, catalog=catalog).plan
+    assert partly is not None
+    said = [a for a in partly.assumed if "per request (the default" in a]
+    assert said == [
+        "512 prompt tokens per request (the default: the recipe does not say; state "
+        "inference.prompt_tokens / output_tokens for your traffic)"
+    ]

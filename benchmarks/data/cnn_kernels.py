@@ -7,6 +7,8 @@ metadata-only operators excluded), one image, ``model.eval()``, meta device.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -33,14 +35,20 @@ METADATA = frozenset((*VIEWS, *MORE_VIEWS, *SPLITS, *OTHERS, *ALLOCATIONS, *QUER
 
 
 class Count(TorchDispatchMode):
+    """Kernels launched inside the mode, by ATen operator (``decode_kernels.py`` reuses it)."""
+
     def __init__(self) -> None:
         super().__init__()
-        self.kernels = 0
+        self.ops: Counter[str] = Counter()
+
+    @property
+    def kernels(self) -> int:
+        return sum(self.ops.values())
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
         name = func.overloadpacket.__name__
         if name not in METADATA:
-            self.kernels += 1
+            self.ops[name] += 1
         return func(*args, **(kwargs or {}))
 
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections import Counter
 from typing import Any
+from unittest.mock import patch
 
 import torch
 import torch.nn.functional as functional
-from cnn_kernels import METADATA
-from torch.utils._python_dispatch import TorchDispatchMode
+from cnn_kernels import Count
 
 # Llama-2-7B's shape (the layer count is varied; the per-layer count does not depend on it).
 LLAMA_2_7B = {
@@ -35,18 +35,6 @@ LLAMA_2_7B = {
     "vocab_size": 32000,
 }
 PROMPT_TOKENS = 16
-
-
-class Count(TorchDispatchMode):
-    def __init__(self) -> None:
-        super().__init__()
-        self.ops: Counter[str] = Counter()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-        name = func.overloadpacket.__name__
-        if name not in METADATA:
-            self.ops[name] += 1
-        return func(*args, **(kwargs or {}))
 
 
 def decode_step(layers: int) -> Counter[str]:
@@ -66,17 +54,12 @@ def decode_step(layers: int) -> Counter[str]:
     with torch.device("meta"), torch.no_grad():
         prompt = torch.zeros(1, PROMPT_TOKENS, dtype=torch.long)
         cache = model(input_ids=prompt, past_key_values=DynamicCache(config=config)).past_key_values
-        sdpa = functional.scaled_dot_product_attention
-        functional.scaled_dot_product_attention = attention  # type: ignore[assignment]
-        try:
-            with count:
-                model(
-                    input_ids=torch.zeros(1, 1, dtype=torch.long),
-                    past_key_values=cache,
-                    cache_position=torch.tensor([PROMPT_TOKENS]),
-                )
-        finally:
-            functional.scaled_dot_product_attention = sdpa
+        with patch.object(functional, "scaled_dot_product_attention", attention), count:
+            model(
+                input_ids=torch.zeros(1, 1, dtype=torch.long),
+                past_key_values=cache,
+                cache_position=torch.tensor([PROMPT_TOKENS]),
+            )
     return count.ops
 
 

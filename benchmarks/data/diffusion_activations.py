@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
+from unittest.mock import patch
 
 import torch
 import torch.nn.functional as functional
@@ -135,13 +136,13 @@ def count(unet: UNet) -> tuple[int, int, int, int]:
         context = torch.empty(1, TEXT_TOKENS, unet.context_dim)
         added = {k: torch.empty(1, n) for k, n in unet.added_cond.items()}
         timestep = torch.tensor(10.0)
-    attention, sdpa = Attention(), functional.scaled_dot_product_attention
-    functional.scaled_dot_product_attention = attention  # type: ignore[assignment]
-    try:
-        with torch.no_grad(), Count() as c:
-            model(sample, timestep, encoder_hidden_states=context, added_cond_kwargs=added or None)
-    finally:
-        functional.scaled_dot_product_attention = sdpa
+    attention = Attention()
+    with (
+        patch.object(functional, "scaled_dot_product_attention", attention),
+        torch.no_grad(),
+        Count() as c,
+    ):
+        model(sample, timestep, encoder_hidden_states=context, added_cond_kwargs=added or None)
     params = sum(p.numel() for p in model.parameters())
     return params, c.activations, c.flops, attention.flops
 

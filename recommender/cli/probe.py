@@ -43,15 +43,21 @@ DeviceOption = Annotated[
 ]
 
 
-def _process_start() -> float:
-    """When this process started, on the ``time.monotonic`` clock (Linux; else now).
+def _process_start() -> float | None:
+    """When this process started, on the ``time.monotonic`` clock (Linux; else now), or
+    ``None`` when the command runs inside another program's process (a test, a notebook).
 
     The budget counts from here, so interpreter start-up and imports are inside it: the
-    probe ends within ``--seconds`` as measured by ``time recommender probe ...``.
+    probe ends within ``--seconds`` as measured by ``time recommender probe ...``. In a
+    process that is not ours the budget starts once torch is imported (``probe``): a first
+    import of torch takes 2-4 s on a small VM, the whole of a short budget, and that host
+    paid for it whether or not it runs the probe again.
     """
     now = time.monotonic()
-    if Path(sys.argv[0]).name not in ("recommender", "__main__.py"):
-        return now  # called in-process (a test, a notebook): the process is not ours
+    program = Path(sys.argv[0])
+    ours = program.name == "recommender" or program.parts[-2:] == ("recommender", "__main__.py")
+    if not ours:  # ``python -m pytest`` runs pytest/__main__.py: a process that is not ours
+        return None
     try:
         with open("/proc/self/stat", encoding="ascii") as fh:
             start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
@@ -147,6 +153,7 @@ def probe(
     from probes.workloads import WorkloadLoadError
     from recommender.catalog import AcceleratorNames
 
+    started = time.monotonic() if started is None else started
     # The reserve covers the report, the output file and the exit of an interpreter that
     # loaded torch (a second or more on a small VM).
     budget = Budget(seconds, reserve_s=min(2.0 + 0.03 * seconds, 0.25 * seconds), started=started)

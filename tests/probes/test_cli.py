@@ -130,3 +130,26 @@ def test_doctor_reports_a_missing_driver(monkeypatch: pytest.MonkeyPatch) -> Non
     assert result.exit_code == 0 and "no-gpu" in result.stdout
     probe = CliRunner().invoke(app, ["probe", "--device", "cuda", "--seconds", "2"])
     assert probe.exit_code == 1 and "no-nvidia-driver" in probe.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv0", "ours"),
+    [
+        ("/usr/local/bin/recommender", True),
+        ("/repo/recommender/__main__.py", True),  # python -m recommender
+        ("/venv/lib/python3.11/site-packages/pytest/__main__.py", False),  # python -m pytest
+        ("/venv/bin/pytest", False),
+        ("-c", False),
+    ],
+)
+def test_the_budget_counts_from_process_start_only_in_our_own_process(
+    monkeypatch: pytest.MonkeyPatch, argv0: str, ours: bool
+) -> None:
+    """``time recommender probe --seconds N`` ends within N, imports included; run inside
+    another program (a test, a notebook) the budget starts after torch is imported, which
+    that program paid for, or a short budget would be gone before the first phase."""
+    from recommender.cli import probe as probe_cli
+
+    monkeypatch.setattr("sys.argv", [argv0])
+    started = probe_cli._process_start()
+    assert (started is not None) is ours

@@ -139,6 +139,17 @@ MLPERF_LLM_REQUESTS: dict[str, tuple[str, str]] = {
 # rows take their dataset's, so that runs of one workload stay comparable with one another.
 TGI_SAGEMAKER_PROMPT_TOKENS = "233"
 
+# MLPerf Inference's Whisper reference implementation, as v5.1's "reference-gpu-vllm" systems
+# ran it (mlcommons/inference@95579145, speech2text/reference_SUT.py, the same settings since
+# the benchmark's first commit d690a576): vLLM with ``dtype="bfloat16"`` written into the
+# code (the submissions' "fp32" is the harness's default label, not what ran),
+# ``tensor_parallel_size=1`` and ``max_num_seqs=64``, one worker per NUMA node
+# (reference_mlperf_perf.sh: ``--num_workers ${NUM_INSTS}``) that picks no device, so every
+# worker runs on the default GPU: one GPU, whatever the system holds. The 2 x RTX 4090
+# system's 104.95 tokens/s sits beside its 1-GPU siblings' 109.6 and 136.0.
+MLPERF_REFERENCE_SYSTEM = "reference-gpu-vllm"
+MLPERF_REFERENCE_RUNS = {"whisper-large-v3": {"precision": "bf16", "gpus": 1, "batch": "64"}}
+
 # MLPerf Inference benchmarks whose Offline result counts generated tokens although the results
 # summary labels it samples/s: the submission checker reads ``result_tokens_per_second`` for
 # them (mlcommons/inference@b66003e1, tools/submission/submission_checker/constants.py,

@@ -229,3 +229,16 @@ def test_weight_only_quantisation_keeps_16_bit_matmuls(rows: list[dict[str, str]
     assert gpt_fast and {r["precision"] for r in gpt_fast} <= {"bf16", "fp16"}
     awq = [r for r in rows if r["weight_format"] == "int4" and r["source_id"] == "lmdeploy"]
     assert awq and all(r["precision"] == "fp16" for r in awq)
+
+
+def test_reference_whisper_runs_are_what_the_reference_code_ran(rows: list) -> None:
+    """MLPerf's Whisper reference SUT runs vLLM in bf16 on the default GPU, at most 64
+    sequences, whatever the submission labels say (fp32, 2 GPUs); the vendor builds keep
+    their own labels."""
+    whisper = [r for r in rows if r["model_key"] == "whisper-large-v3"]
+    reference = [r for r in whisper if "reference-gpu-vllm" in r["source"]]
+    assert len(reference) == 4
+    assert {(r["precision"], r["gpus"], r["batch"]) for r in reference} == {("bf16", "1", "64")}
+    vendor = [r for r in whisper if r not in reference]
+    assert vendor and {r["precision"] for r in vendor} == {"fp16"}
+    assert not any(r["batch"] for r in vendor)

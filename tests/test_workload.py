@@ -147,3 +147,43 @@ def test_a_registry_model_round_trips_through_its_dump() -> None:
     assert again.parameters == w.parameters
     assert again.model.architecture == w.model.architecture
     assert Workload.model_validate(w.model_dump()).model.name == "llama-3.1-8b"
+
+
+def test_image_size_scales_a_cnn_by_its_pixels_and_a_vit_by_its_patches() -> None:
+    """EfficientNet-B4 is registered at timm's 320 px; trained at 380 px (DeepLearningExamples'
+    configs.yml) every convolution runs on (380/320)^2 times the pixels. A ViT-S/16 at 384 px
+    runs 24 x 24 patches and the class token."""
+    native = Workload.model_validate({**BASE, "model": {"name": "efficientnet-b4"}})
+    at_380 = Workload.model_validate(
+        {**BASE, "model": {"name": "efficientnet-b4", "image_size": 380}}
+    )
+    scale = 380**2 / 320**2
+    assert at_380.flops_per_sample == pytest.approx(native.flops_per_sample * scale)
+    arch, base = at_380.model.architecture, native.model.architecture
+    assert arch.forward_activations == pytest.approx(base.forward_activations * scale)
+    assert (arch.resolution, arch.forward_kernels) == ("380x380", base.forward_kernels)
+    assert at_380.parameters == native.parameters
+    again = Workload.model_validate(at_380.model_dump())  # the dump states 380 px already
+    assert again.flops_per_sample == pytest.approx(at_380.flops_per_sample)
+    vit = Workload.model_validate({**BASE, "model": {"name": "vit-small-16", "image_size": 384}})
+    assert vit.model.tokens_per_sample == (384 // 16) ** 2 + 1
+
+
+@pytest.mark.parametrize(
+    ("model", "reason"),
+    [
+        ({"name": "bert-large", "image_size": 380}, "input is tokens"),
+        ({"name": "vit-small-16", "image_size": 383}, "must divide image_size"),
+        ({"parameters": 1e6, "flops_per_sample": 1e9, "image_size": 224}, "give a model name"),
+        (
+            {
+                "architecture": {"type": "cnn", "parameters": 1e6, "forward_flops": 1e9},
+                "image_size": 224,
+            },
+            "states its resolution",
+        ),
+    ],
+)
+def test_image_size_is_refused_where_pixels_mean_nothing(model: dict, reason: str) -> None:
+    with pytest.raises(ValidationError, match="image_size: .*" + reason):
+        Workload.model_validate({**BASE, "model": model})

@@ -23,6 +23,7 @@ forward FLOPs at a stated resolution): their shapes are too varied to count here
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 from typing import Annotated, Any, Literal, Self
 
@@ -42,6 +43,7 @@ __all__ = [
     "GivenArch",
     "TransformerArch",
     "VisionTransformerArch",
+    "at_image_size",
 ]
 
 
@@ -160,3 +162,35 @@ Architecture = Annotated[
     | Annotated[GivenArch, Tag("given")],
     Discriminator(_architecture_tag),
 ]
+
+
+# A CNN's stated input, "WxH" in pixels (the registry's ``resolution``).
+RESOLUTION = re.compile(r"^(\d+)x(\d+)$")
+# The per-image figures that follow the pixel count: every convolution, normalisation and
+# activation runs once per output pixel of its feature map, whose sides are the input's over
+# a fixed stride, so their FLOPs and activation elements scale with H x W. The classifier
+# after global pooling does not (ResNet-50: 4.1 MFLOPs of 8.2 G) and is scaled with the rest.
+PER_PIXEL_FIELDS = ("forward_flops", "forward_activations", "activation_bytes_per_sample")
+
+
+def at_image_size(
+    arch: VisionTransformerArch | GivenArch, size: int
+) -> VisionTransformerArch | GivenArch:
+    """``arch`` run on square images ``size`` pixels a side: a ViT's patches follow the
+    image; a CNN's per-image FLOPs and activations scale by the pixels against its stated
+    ``resolution`` (kernels and parameters stay). Anything else raises ``ValueError``."""
+    if isinstance(arch, VisionTransformerArch):
+        return VisionTransformerArch.model_validate({**arch.model_dump(), "image_size": size})
+    match = RESOLUTION.match(arch.resolution or "")
+    if arch.type != "cnn" or match is None:
+        raise ValueError(
+            "it scales a CNN whose architecture states its resolution ('WxH') "
+            f"or a ViT; this is a {arch.type} with resolution {arch.resolution!r}"
+        )
+    scale = size * size / (int(match[1]) * int(match[2]))
+    fields: dict[str, Any] = {"resolution": f"{size}x{size}"}
+    for name in PER_PIXEL_FIELDS:
+        value = getattr(arch, name)
+        if value is not None:
+            fields[name] = value * scale
+    return GivenArch.model_validate({**arch.model_dump(), **fields})

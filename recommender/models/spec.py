@@ -16,11 +16,19 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    TypeAdapter,
+    ValidationError,
     ValidationInfo,
     model_validator,
 )
 
-from recommender.models.arch import Architecture, GivenArch, TransformerArch, VisionTransformerArch
+from recommender.models.arch import (
+    Architecture,
+    GivenArch,
+    TransformerArch,
+    VisionTransformerArch,
+    at_image_size,
+)
 
 __all__ = ["ModelFamily", "ModelSpec"]
 
@@ -70,6 +78,29 @@ def _resolve_hf_config(data: dict[str, Any], info: ValidationInfo) -> dict[str, 
     return {"architecture": arch, **data}
 
 
+def _at_image_size(data: dict[str, Any]) -> dict[str, Any]:
+    """The architecture at ``image_size`` (a no-op when it already states that size, so a
+    validated spec, which dumps both, validates back to the same model)."""
+    size, arch = data.get("image_size"), data.get("architecture")
+    if size is None:
+        return data
+    if arch is None:
+        raise ValueError("image_size: give a model name or an architecture to scale")
+    if not isinstance(arch, BaseModel):
+        arch = TypeAdapter(Architecture).validate_python(arch)
+    if not isinstance(arch, GivenArch | VisionTransformerArch):
+        raise ValueError(
+            "image_size: a transformer's input is tokens (sequence_length), not pixels"
+        )
+    try:
+        return {**data, "architecture": at_image_size(arch, int(size))}
+    except ValidationError as exc:  # the rescaled architecture is invalid (a ViT's patches)
+        reason = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+        raise ValueError(f"image_size: {reason}") from None
+    except ValueError as exc:
+        raise ValueError(f"image_size: {exc}") from None
+
+
 class ModelSpec(BaseModel):
     """The model: ``name`` (registry), ``hf_config`` (a local config.json), an
     ``architecture``, or ``parameters`` and ``flops_per_sample``. A name or config is
@@ -78,7 +109,8 @@ class ModelSpec(BaseModel):
 
     ``flops_per_sample`` is what one sample costs in the workload's kind: forward + backward
     for training, forward for inference; given, it overrides what the shape implies.
-    ``sequence_length`` is the tokens of one sample (transformers). ``family`` steers
+    ``sequence_length`` is the tokens of one sample (transformers), ``image_size`` the
+    pixels a side of one image (CNNs and ViTs, when not the architecture's). ``family`` steers
     defaults (activation memory, typical bottlenecks); ``activation_bytes_per_sample``
     overrides the activation estimate.
     """
@@ -110,6 +142,13 @@ class ModelSpec(BaseModel):
     optimizer_step: bool = Field(
         default=True, description="Training steps include an optimizer (Adam) update."
     )
+    image_size: PositiveInt | None = Field(
+        default=None,
+        le=16_384,
+        description="Pixels a side of the square images the model runs on, when not the "
+        "architecture's: a CNN's per-image FLOPs and activations scale with the pixels, a "
+        "ViT's patches follow the image.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -122,10 +161,10 @@ class ModelSpec(BaseModel):
         # A given architecture wins: the name is then a label (a validated spec dumps both,
         # and must validate back to the same model).
         if data.get("architecture") is not None or not sources:
-            return data
+            return _at_image_size(data)
         if sources == ["name"]:
-            return _resolve_name(data)
-        return _resolve_hf_config(data, info)
+            return _at_image_size(_resolve_name(data))
+        return _at_image_size(_resolve_hf_config(data, info))
 
     @model_validator(mode="after")
     def _enough_to_size(self) -> Self:

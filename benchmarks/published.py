@@ -206,9 +206,10 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
     cls = CLASSES.get(r["workload"])
     batch, seq = _int(r["batch"]), _int(r["seq_len"])
     execution = _execution(r)
+    pixels = {"image_size": int(r["image_size"])} if r["image_size"] else {}
     spec: dict[str, Any] = {
         "name": r["row_id"],
-        "model": {**_with_source_steps(r, model), "execution": execution},
+        "model": {**_with_source_steps(r, model), **pixels, "execution": execution},
         "precision": _precision(r),
         "data": {"samples": 1e6, "source": "memory"},
     }
@@ -285,6 +286,7 @@ def _key(r: dict[str, str]) -> str:
         "weight_format",
         "batch",
         "seq_len",
+        "image_size",
         "prompt_tokens",
         "output_tokens",
         "measure",

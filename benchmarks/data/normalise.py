@@ -48,6 +48,7 @@ COLUMNS = [
     "batch",
     "global_batch",
     "seq_len",
+    "image_size",
     "prompt_tokens",
     "output_tokens",
     "accelerator",
@@ -360,6 +361,14 @@ def request_shape(family: str, model: str, row: Row) -> Row:
     return {"prompt_tokens": prompt, "output_tokens": output}
 
 
+def image_size(family: str, model: str) -> str:
+    """Pixels a side of the images a row's harness feeds its model where that is not the
+    registry entry's resolution (``DLE_IMAGE_SIZE``), else blank."""
+    if family == "nvidia-dle":
+        return str(rules.DLE_IMAGE_SIZE.get(model, ""))
+    return ""
+
+
 def reference_run(family: str, model: str, row: Row) -> dict[str, str | int]:
     """What an MLPerf reference implementation ran where its code overrides the submission's
     labels (``MLPERF_REFERENCE_RUNS``: Whisper's reference runs vLLM in bf16 on one GPU with at
@@ -417,6 +426,7 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         "batch": batch,
         "global_batch": global_batch,
         "seq_len": row.get("seq_len") or _find(r"seq(?:uence)?[_ ]len(?:gth)? (\d+)", row["task"]),
+        "image_size": image_size(family, model),
         **request_shape(family, model, row),
         "accelerator": accelerator,
         "gpus": str(gpus),

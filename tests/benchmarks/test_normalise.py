@@ -242,3 +242,16 @@ def test_reference_whisper_runs_are_what_the_reference_code_ran(rows: list) -> N
     vendor = [r for r in whisper if r not in reference]
     assert vendor and {r["precision"] for r in vendor} == {"fp16"}
     assert not any(r["batch"] for r in vendor)
+
+
+def test_only_rows_whose_harness_changes_the_image_size_state_one(rows: list) -> None:
+    """DeepLearningExamples runs EfficientNet-B4 at 380 px (its configs.yml), where the
+    registry's entry is timm's 320 px model; every other row runs the registry's size."""
+    sized = [r for r in rows if r["image_size"]]
+    assert sized and {(r["source_id"], r["model_key"], r["image_size"]) for r in sized} == {
+        ("nvidia-dle", "efficientnet-b4", "380")
+    }
+    b4 = [r for r in rows if r["model_key"] == "efficientnet-b4" and r["source_id"] == "nvidia-dle"]
+    assert {r["workload"] for r in b4} == {"training", "inference"} and b4 == [
+        r for r in b4 if r in sized
+    ]

@@ -370,9 +370,10 @@ def image_size(family: str, model: str) -> str:
 
 
 def reference_run(family: str, model: str, row: Row) -> dict[str, str | int]:
-    """What an MLPerf reference implementation ran where its code overrides the submission's
-    labels (``MLPERF_REFERENCE_RUNS``: Whisper's reference runs vLLM in bf16 on one GPU with at
-    most 64 sequences), else nothing."""
+    """What an MLPerf reference implementation ran where its code or its run's log overrides
+    the submission's labels (``MLPERF_REFERENCE_RUNS``: Whisper's reference runs vLLM in bf16
+    on one GPU with at most 64 sequences, RetinaNet's TorchScript model eager at batch 1),
+    else nothing."""
     if family != "mlperf-inference-v5.1" or rules.MLPERF_REFERENCE_SYSTEM not in row["source"]:
         return {}
     return dict(rules.MLPERF_REFERENCE_RUNS.get(model, {}))
@@ -419,8 +420,8 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         "group": group,
         "model_key": model,
         "workload": work,
-        "execution": execution(row, engine_name),
-        "engine": engine_name,
+        "execution": str(reference.get("execution", execution(row, engine_name))),
+        "engine": str(reference.get("engine", engine_name)),
         "precision": str(reference.get("precision", precision(row))),
         "kv_precision": kv_precision(row, work),
         "batch": batch,

@@ -154,8 +154,16 @@ TGI_SAGEMAKER_PROMPT_TOKENS = "233"
 # (reference_mlperf_perf.sh: ``--num_workers ${NUM_INSTS}``) that picks no device, so every
 # worker runs on the default GPU: one GPU, whatever the system holds. The 2 x RTX 4090
 # system's 104.95 tokens/s sits beside its 1-GPU siblings' 109.6 and 136.0.
-MLPERF_REFERENCE_SYSTEM = "reference-gpu-vllm"
-MLPERF_REFERENCE_RUNS = {"whisper-large-v3": {"precision": "bf16", "gpus": 1, "batch": "64"}}
+# RetinaNet's reference ran as its console log records (ntuhpc/inference_results_v5.1@a634ab77,
+# closed/GATEOverflow/measurements/GATEOverflow_RTX4090x1-reference-gpu-pytorch_v2.7.1-cu126/
+# retinanet/offline/performance_console.out): ``python/main.py --profile retinanet-pytorch
+# --max-batchsize 1 --threads 1``, the pytorch-native backend running the TorchScript model
+# (``torch.jit.load``) op by op in fp32, one image per call: eager at batch 1, not an engine.
+MLPERF_REFERENCE_SYSTEM = "reference-gpu-"
+MLPERF_REFERENCE_RUNS: dict[str, dict[str, str | int]] = {
+    "whisper-large-v3": {"precision": "bf16", "gpus": 1, "batch": "64"},
+    "retinanet-resnext50": {"execution": "eager", "engine": "", "batch": "1"},
+}
 
 # MLPerf Inference benchmarks whose Offline result counts generated tokens although the results
 # summary labels it samples/s: the submission checker reads ``result_tokens_per_second`` for

@@ -231,10 +231,10 @@ def test_weight_only_quantisation_keeps_16_bit_matmuls(rows: list[dict[str, str]
     assert awq and all(r["precision"] == "fp16" for r in awq)
 
 
-def test_reference_whisper_runs_are_what_the_reference_code_ran(rows: list) -> None:
+def test_reference_runs_are_what_the_reference_code_ran(rows: list) -> None:
     """MLPerf's Whisper reference SUT runs vLLM in bf16 on the default GPU, at most 64
     sequences, whatever the submission labels say (fp32, 2 GPUs); the vendor builds keep
-    their own labels."""
+    their own labels. RetinaNet's reference runs its TorchScript model eager at batch 1."""
     whisper = [r for r in rows if r["model_key"] == "whisper-large-v3"]
     reference = [r for r in whisper if "reference-gpu-vllm" in r["source"]]
     assert len(reference) == 4
@@ -242,6 +242,13 @@ def test_reference_whisper_runs_are_what_the_reference_code_ran(rows: list) -> N
     vendor = [r for r in whisper if r not in reference]
     assert vendor and {r["precision"] for r in vendor} == {"fp16"}
     assert not any(r["batch"] for r in vendor)
+    # RetinaNet's reference: TorchScript op by op at --max-batchsize 1 (its console log)
+    retinanet = [
+        r
+        for r in rows
+        if r["model_key"] == "retinanet-resnext50" and "reference-gpu-pytorch" in r["source"]
+    ]
+    assert [(r["execution"], r["engine"], r["batch"]) for r in retinanet] == [("eager", "", "1")]
 
 
 def test_only_rows_whose_harness_changes_the_image_size_state_one(rows: list) -> None:

@@ -369,7 +369,7 @@ def image_size(family: str, model: str) -> str:
     return ""
 
 
-def reference_run(family: str, model: str, row: Row) -> dict[str, str | int]:
+def reference_run(family: str, model: str, row: Row) -> Row:
     """What an MLPerf reference implementation ran where its code or its run's log overrides
     the submission's labels (``MLPERF_REFERENCE_RUNS``: Whisper's reference runs vLLM in bf16
     on one GPU with at most 64 sequences, RetinaNet's TorchScript model eager at batch 1),
@@ -408,7 +408,6 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
     if family == "mlperf-inference-v5.1" and model in rules.MLPERF_TOKEN_RESULTS:
         metric = "output_tokens_per_s"  # the results summary's "samples/s" label is wrong
     batch, global_batch = batches(family, row, gpus)
-    batch = str(reference.get("batch", batch))
     tp, pp = parallelism(family, row, gpus)
     group = row.get("group") or f"{family}/{model}/{work}"
     if metric == "minutes_to_train" and global_batch:
@@ -420,9 +419,9 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         "group": group,
         "model_key": model,
         "workload": work,
-        "execution": str(reference.get("execution", execution(row, engine_name))),
-        "engine": str(reference.get("engine", engine_name)),
-        "precision": str(reference.get("precision", precision(row))),
+        "execution": execution(row, engine_name),
+        "engine": engine_name,
+        "precision": precision(row),
         "kv_precision": kv_precision(row, work),
         "batch": batch,
         "global_batch": global_batch,
@@ -443,6 +442,7 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         "scope": row.get("scope") or "system",
         "source": row["source"],
     }
+    norm.update(reference)  # what a reference implementation really ran
     if family == "torchtitan" and work == "training" and not norm["seq_len"]:
         norm["seq_len"] = str(rules.TORCHTITAN_SEQ_LEN)
     if family == "nvidia-dle" and work == "training" and not norm["batch"]:

@@ -160,8 +160,8 @@ TGI_SAGEMAKER_PROMPT_TOKENS = "233"
 # --max-batchsize 1 --threads 1``, the pytorch-native backend running the TorchScript model
 # (``torch.jit.load``) op by op in fp32, one image per call: eager at batch 1, not an engine.
 MLPERF_REFERENCE_SYSTEM = "reference-gpu-"
-MLPERF_REFERENCE_RUNS: dict[str, dict[str, str | int]] = {
-    "whisper-large-v3": {"precision": "bf16", "gpus": 1, "batch": "64"},
+MLPERF_REFERENCE_RUNS: dict[str, dict[str, str]] = {
+    "whisper-large-v3": {"precision": "bf16", "gpus": "1", "batch": "64"},
     "retinanet-resnext50": {"execution": "eager", "engine": "", "batch": "1"},
 }
 

@@ -161,10 +161,12 @@ class ModelSpec(BaseModel):
         # A given architecture wins: the name is then a label (a validated spec dumps both,
         # and must validate back to the same model).
         if data.get("architecture") is not None or not sources:
-            return _at_image_size(data)
-        if sources == ["name"]:
-            return _at_image_size(_resolve_name(data))
-        return _at_image_size(_resolve_hf_config(data, info))
+            resolved = data
+        elif sources == ["name"]:
+            resolved = _resolve_name(data)
+        else:
+            resolved = _resolve_hf_config(data, info)
+        return _at_image_size(resolved)
 
     @model_validator(mode="after")
     def _enough_to_size(self) -> Self:

@@ -372,7 +372,7 @@ def image_size(family: str, model: str) -> str:
 def reference_run(family: str, model: str, row: Row) -> Row:
     """What an MLPerf reference implementation ran where its code or its run's log overrides
     the submission's labels (``MLPERF_REFERENCE_RUNS``: Whisper's reference runs vLLM in bf16
-    on one GPU with at most 64 sequences, RetinaNet's TorchScript model eager at batch 1),
+    on one GPU, one transcript at a time, RetinaNet's TorchScript model eager at batch 1),
     else nothing."""
     if family != "mlperf-inference-v5.1" or rules.MLPERF_REFERENCE_SYSTEM not in row["source"]:
         return {}

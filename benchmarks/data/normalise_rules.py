@@ -150,10 +150,16 @@ TGI_SAGEMAKER_PROMPT_TOKENS = "233"
 # ran it (mlcommons/inference@95579145, speech2text/reference_SUT.py, the same settings since
 # the benchmark's first commit d690a576): vLLM with ``dtype="bfloat16"`` written into the
 # code (the submissions' "fp32" is the harness's default label, not what ran),
-# ``tensor_parallel_size=1`` and ``max_num_seqs=64``, one worker per NUMA node
-# (reference_mlperf_perf.sh: ``--num_workers ${NUM_INSTS}``) that picks no device, so every
-# worker runs on the default GPU: one GPU, whatever the system holds. The 2 x RTX 4090
-# system's 104.95 tokens/s sits beside its 1-GPU siblings' 109.6 and 136.0.
+# ``tensor_parallel_size=1``, one worker per NUMA node (reference_mlperf_perf.sh:
+# ``--num_workers ${NUM_INSTS}``) that picks no device, so every worker runs on the default
+# GPU: one GPU, whatever the system holds. The 2 x RTX 4090 system's 104.95 tokens/s sits
+# beside its 1-GPU siblings' 109.6 and 136.0. Its batch is what the run's console log
+# records, not ``max_num_seqs`` (64, the most the engine would take): every ``generate`` call
+# got one sample ("Adding requests: 1/1", "Processed prompts: 1/1", ~110 output tokens/s per
+# call) from the first sample to the last (ntuhpc/inference_results_v5.1@a634ab77,
+# closed/GATEOverflow/measurements/GATEOverflow_AMD_AM5-reference-gpu-vllm-default_config/
+# whisper/offline/performance_console.out; the 2 x RTX 4090 system's accuracy_console.out
+# alike), so the reference decoded one transcript at a time: batch 1.
 # RetinaNet's reference ran as its console log records (ntuhpc/inference_results_v5.1@a634ab77,
 # closed/GATEOverflow/measurements/GATEOverflow_RTX4090x1-reference-gpu-pytorch_v2.7.1-cu126/
 # retinanet/offline/performance_console.out): ``python/main.py --profile retinanet-pytorch
@@ -161,7 +167,7 @@ TGI_SAGEMAKER_PROMPT_TOKENS = "233"
 # (``torch.jit.load``) op by op in fp32, one image per call: eager at batch 1, not an engine.
 MLPERF_REFERENCE_SYSTEM = "reference-gpu-"
 MLPERF_REFERENCE_RUNS: dict[str, dict[str, str]] = {
-    "whisper-large-v3": {"precision": "bf16", "gpus": "1", "batch": "64"},
+    "whisper-large-v3": {"precision": "bf16", "gpus": "1", "batch": "1"},
     "retinanet-resnext50": {"execution": "eager", "engine": "", "batch": "1"},
 }
 

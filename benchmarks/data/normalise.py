@@ -379,6 +379,11 @@ def reference_run(family: str, model: str, row: Row) -> Row:
     return dict(rules.MLPERF_REFERENCE_RUNS.get(model, {}))
 
 
+def gpus_per_board(name: str) -> int:
+    """GPUs on one board of the source's accelerator (``GPUS_PER_BOARD``: dual-GPU cards)."""
+    return rules.first_match(rules.GPUS_PER_BOARD, name) or 1
+
+
 def dle_batch(model: str, accelerator: str, precision: str, task: str) -> str:
     """Per-GPU batch of a DeepLearningExamples training row whose table states no micro-batch:
     the accumulated per-GPU batch where the task quotes the table's "Batch size / GPU" column
@@ -403,7 +408,7 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         raise ValueError(f"{tag} row {index}: no accelerator id for {row['gpu']!r}")
     engine_name = engine(family, row)
     reference = reference_run(family, model, row)
-    gpus = int(reference.get("gpus", gpus))
+    gpus = int(reference.get("gpus", gpus)) * gpus_per_board(row["gpu"])
     metric, measure, value = metric_value(row)
     if family == "mlperf-inference-v5.1" and model in rules.MLPERF_TOKEN_RESULTS:
         metric = "output_tokens_per_s"  # the results summary's "samples/s" label is wrong

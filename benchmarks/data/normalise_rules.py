@@ -9,6 +9,9 @@ Patterns are regular expressions searched in the lower-cased source text.
 from __future__ import annotations
 
 import re
+from typing import TypeVar
+
+_V = TypeVar("_V")
 
 __all__ = [
     "ACCELERATOR_RULES",
@@ -324,6 +327,15 @@ ACCELERATOR_RULES: tuple[tuple[str, str], ...] = (
     (r"max 1100", "Max-1100"),
 )
 
+# Boards that carry more than one GPU, each with its own memory, which a source counts as one
+# accelerator: MLPerf's Intel systems list "[MAXSUN] MS-Intel Arc Pro B60 Dual 48G Turbo" x 4
+# (x 1 on the edge system) with 48 GB each, a board of two BMG-G21 GPUs of 24 GB GDDR6 at
+# 456 GB/s each, separate memories on a bifurcated PCIe 5.0 x16 slot (x8 per GPU; Intel and
+# MAXSUN's Computex 2025 announcement, as described by the GamersNexus teardown and Sparkle's
+# same-design "48GB dual-GPU" card: "separate memory channels and do not pool memory"). The
+# rows count GPUs, so such a board counts this many times.
+GPUS_PER_BOARD: tuple[tuple[str, int], ...] = ((r"arc pro b60 dual", 2),)
+
 # Ids that do not pin a product's memory or form factor: rows on them are kept but unusable.
 UNPINNED_ACCELERATORS = frozenset({"A100", "H100"})
 
@@ -404,7 +416,7 @@ ACTIVATION_RULES: tuple[tuple[str, str], ...] = (
 )
 
 
-def first_match(rules: tuple[tuple[str, str], ...], text: str) -> str | None:
+def first_match(rules: tuple[tuple[str, _V], ...], text: str) -> _V | None:
     """The value of the first rule whose pattern occurs in `text` (lower-cased), else None."""
     lowered = text.lower()
     for pattern, value in rules:

@@ -252,6 +252,16 @@ def test_reference_runs_are_what_the_reference_code_ran(rows: list) -> None:
     assert [(r["execution"], r["engine"], r["batch"]) for r in retinanet] == [("eager", "", "1")]
 
 
+def test_a_dual_gpu_board_counts_two_gpus(normalise: ModuleType, rows: list) -> None:
+    """MLPerf's Intel systems count "Arc Pro B60 Dual 48G" boards, two 24 GB GPUs each: the
+    4-board system is 8 GPUs, the edge system's one board 2; a single B60 counts one."""
+    b60 = {r["group"]: r["gpus"] for r in rows if r["accelerator"] == "Arc-Pro-B60"}
+    assert b60["mlperf-inference-v5.1/llama2-70b-99/Offline"] == "8"
+    assert b60["mlperf-inference-v5.1/llama3.1-8b-edge/Offline"] == "2"
+    assert normalise.gpus_per_board("[MAXSUN] MS-Intel Arc Pro B60 Dual 48G Turbo") == 2
+    assert normalise.gpus_per_board("Intel Arc Pro B60") == 1
+
+
 def test_only_rows_whose_harness_changes_the_image_size_state_one(rows: list) -> None:
     """DeepLearningExamples runs EfficientNet-B4 at 380 px (its configs.yml), where the
     registry's entry is timm's 320 px model; every other row runs the registry's size."""

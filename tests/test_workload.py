@@ -118,6 +118,36 @@ def test_moe_experts_multiply_parameters_not_flops() -> None:
     assert moe.forward_flops_per_token() == pytest.approx(dense.forward_flops_per_token(), rel=1e-3)
 
 
+@pytest.mark.parametrize(
+    ("architecture", "field"),
+    [
+        # found by the API contract fuzzing: d_ff = 8.5e304 x 2108 overflowed to infinity
+        ({"hidden_size": 2108, "layers": 1, "head_dim": 1, "ffn_multiplier": 8.5e304}, "ffn_"),
+        ({"hidden_size": 10**400, "layers": 1}, "hidden_size"),
+        ({"hidden_size": 64, "layers": 1, "extra_parameters": 1e308}, "extra_parameters"),
+        # every dimension at its ceiling: finite arithmetic, refused by the parameter bound
+        (
+            {
+                "hidden_size": 2**31 - 1,
+                "layers": 2**31 - 1,
+                "intermediate_size": 2**31 - 1,
+                "vocab_size": 2**31 - 1,
+                "head_dim": 2**31 - 1,
+                "experts": 2**31 - 1,
+                "experts_per_token": 2**31 - 1,
+            },
+            "parameters",
+        ),
+    ],
+)
+def test_absurd_architectures_are_refused_by_validation_not_arithmetic(
+    architecture: dict[str, object], field: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        Workload.model_validate({**BASE, "model": {"architecture": architecture}})
+    assert field in str(caught.value)
+
+
 def test_load_workload_errors_name_file_line_and_field(tmp_path: Path) -> None:
     path = tmp_path / "w.yaml"
     path.write_text(

@@ -19,9 +19,15 @@ __all__ = [
     "TransformerArch",
 ]
 
-Positive = Annotated[float, Field(gt=0)]
-PositiveInt = Annotated[int, Field(ge=1)]
-Count = Annotated[int, Field(ge=0)]
+# Ceilings far above any real model that keep every count the shape formulas multiply (up to
+# five dimensions, then converted to float) finite: a request with a 1e304 FFN multiplier or a
+# 400-digit hidden size is a 422 naming the field, not an overflow inside the arithmetic.
+MAX_DIMENSION = 2**31 - 1
+MAX_FIGURE = 1e30
+
+Positive = Annotated[float, Field(gt=0, le=MAX_FIGURE)]
+PositiveInt = Annotated[int, Field(ge=1, le=MAX_DIMENSION)]
+Count = Annotated[int, Field(ge=0, le=MAX_DIMENSION)]
 
 # Heads when a transformer gives none: d_head = 64 (BERT, GPT-2, GPT-3 use it).
 DEFAULT_HEAD_DIM = 64
@@ -87,7 +93,7 @@ class TransformerArch(ArchBase):
     qk_rope_head_dim: PositiveInt | None = None
     qk_nope_head_dim: PositiveInt | None = None
     v_head_dim: PositiveInt | None = None
-    extra_parameters: Annotated[float, Field(ge=0)] = 0.0
+    extra_parameters: Annotated[float, Field(ge=0, le=MAX_FIGURE)] = 0.0
 
     @model_validator(mode="before")
     @classmethod

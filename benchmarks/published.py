@@ -37,14 +37,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recommender.catalog import Catalog, UnknownAcceleratorError
+from recommender.catalog import Accelerator, Catalog, UnknownAcceleratorError
 from recommender.models.arch import GivenArch
 from recommender.models.registry import UnknownModelError, resolve_model
 from recommender.scoring.calibrate import Observation
 from recommender.scoring.cluster_network import achieved_network_bytes_per_s
+from recommender.scoring.shape import shape_of
 from recommender.workload import Workload
 
-__all__ = ["BENCH_ACCELERATORS", "ROWS", "Row", "accelerator_aliases", "load_rows"]
+__all__ = ["BENCH_ACCELERATORS", "ROWS", "Row", "above_peak", "accelerator_aliases", "load_rows"]
 
 ROWS = Path(__file__).resolve().parent / "data" / "accuracy_rows.csv"
 BENCH_ACCELERATORS = ROWS.parent / "bench_accelerators.yaml"
@@ -277,6 +278,24 @@ def _measured(r: dict[str, str], w: Workload) -> tuple[float, bool] | None:
     return None
 
 
+def above_peak(w: Workload, acc: Accelerator, gpus: int, rate: float) -> float | None:
+    """The share of the part's datasheet peak at the row's stated precision that its measured
+    rate needs, counting only the model's own FLOPs (the engine's count: its matrix products
+    and attention, times the training passes), when that share exceeds 1, else None. Such a
+    row cannot have run as labelled (DeepLearningExamples' BERT-Large "FP32" pre-training on
+    V100 needs 20.6 TFLOP/s per GPU against the part's 15.7: not FP32 arithmetic). LLM serving
+    rows are not checked: their request shapes are partly the engine's defaults."""
+    peak = acc.peak_tflops.get(w.precision)
+    if w.is_llm_serving or peak is None:
+        return None
+    s = shape_of(w)
+    flops = (s.matmul_flops + s.attention_flops) * (
+        w.training_flops_factor if w.training_job else 1.0
+    )
+    share = flops * rate / gpus / (peak * 1e12)
+    return share if share > 1.0 else None
+
+
 def _key(r: dict[str, str]) -> str:
     fields = (
         "group",
@@ -351,6 +370,9 @@ def load_rows(catalog: Catalog, path: Path = ROWS) -> tuple[list[Row], Counter[s
                 skipped[f"metric {r['metric']}"] += 1
                 continue
             gpus, nodes = _int(r["gpus"]) or 1, _int(r["nodes"]) or 1
+            if measured[1] and above_peak(w, catalog.accelerator(acc), gpus, measured[0]):
+                skipped["needs more FLOP/s than its GPUs' peak at the stated precision"] += 1
+                continue
             network = node_network_bytes_per_s(r, gpus / nodes) if nodes > 1 else 0.0
             obs = Observation(w, acc, gpus, measured[0], _key(r), nodes, network)
             cls = CLASSES[r["workload"]]

@@ -268,3 +268,23 @@ def test_the_readme_shows_the_tables_of_the_last_fit() -> None:
     assert {f"of the {b[1]} predictable rows" for b in blocks} == {
         re.search(r"of the \d+ predictable rows", note).group(0)  # type: ignore[union-attr]
     }
+
+
+def test_a_row_that_needs_more_than_the_peak_at_its_precision_is_skipped(
+    loaded: tuple[list[object], Counter[str], object],
+) -> None:
+    """DeepLearningExamples' BERT-Large "FP32" pre-training on V100 (19 and 149.6 sequences/s
+    at 512 tokens) needs about 1.3x the V100's 15.7 TFLOP/s FP32 peak: it cannot have run as
+    labelled, so it is skipped with that reason; its FP16 twin (75 sequences/s) is scored."""
+    rows, skipped, catalog = loaded
+    ids = {r.row_id for r in rows}
+    assert skipped["needs more FLOP/s than its GPUs' peak at the stated precision"] == 2
+    assert not {"extra:0013", "extra:0015"} & ids
+    assert "extra:0014" in ids
+    fp16 = next(r for r in rows if r.row_id == "extra:0014")
+    o = fp16.observation
+    v100 = catalog.accelerator(o.accelerator)
+    assert published.above_peak(o.workload, v100, o.gpus, o.throughput) is None
+    fp32 = o.workload.model_copy(update={"precision": "fp32"})
+    share = published.above_peak(fp32, v100, o.gpus, 19.0)
+    assert share is not None and 1.2 < share < 1.45

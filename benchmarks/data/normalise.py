@@ -408,7 +408,8 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         raise ValueError(f"{tag} row {index}: no accelerator id for {row['gpu']!r}")
     engine_name = engine(family, row)
     reference = reference_run(family, model, row)
-    gpus = int(reference.get("gpus", gpus)) * gpus_per_board(row["gpu"])
+    # a reference run's GPU count is already GPUs; a source's count is of its boards
+    gpus = int(reference["gpus"]) if "gpus" in reference else gpus * gpus_per_board(row["gpu"])
     metric, measure, value = metric_value(row)
     if family == "mlperf-inference-v5.1" and model in rules.MLPERF_TOKEN_RESULTS:
         metric = "output_tokens_per_s"  # the results summary's "samples/s" label is wrong

@@ -350,7 +350,7 @@ def load_rows(catalog: Catalog, path: Path = ROWS) -> tuple[list[Row], Counter[s
                 skipped["model not in the registry"] += 1
                 continue
             try:
-                acc = catalog.accelerator(aliases.get(r["accelerator"], r["accelerator"])).id
+                part = catalog.accelerator(aliases.get(r["accelerator"], r["accelerator"]))
             except UnknownAcceleratorError:
                 skipped["accelerator without a spec sheet"] += 1
                 continue
@@ -370,11 +370,12 @@ def load_rows(catalog: Catalog, path: Path = ROWS) -> tuple[list[Row], Counter[s
                 skipped[f"metric {r['metric']}"] += 1
                 continue
             gpus, nodes = _int(r["gpus"]) or 1, _int(r["nodes"]) or 1
-            if measured[1] and above_peak(w, catalog.accelerator(acc), gpus, measured[0]):
+            if measured[1] and above_peak(w, part, gpus, measured[0]):
                 skipped["needs more FLOP/s than its GPUs' peak at the stated precision"] += 1
                 continue
             network = node_network_bytes_per_s(r, gpus / nodes) if nodes > 1 else 0.0
-            obs = Observation(w, acc, gpus, measured[0], _key(r), nodes, network)
+            key = _key(r)
+            obs = Observation(w, part.id, gpus, measured[0], key, nodes, network)
             cls = CLASSES[r["workload"]]
-            rows.append(Row(r["row_id"], r["source_id"], cls, _key(r), obs, measured[1]))
+            rows.append(Row(r["row_id"], r["source_id"], cls, key, obs, measured[1]))
     return rows, skipped

@@ -10,8 +10,10 @@ candidate is costed by :mod:`recommender.scoring.step_time`; the planner keeps t
 one that fits, preferring the less invasive change when two are as fast. What the user
 pins in ``training:`` is the only choice for that dimension.
 
-Everything is one numpy pass over (candidate x configuration) cells, so planning every offer
-of the catalog costs about as much as predicting one recipe did.
+Everything is one numpy pass over the (candidate x configuration) cells that can win: recipes
+that divide the instance's GPUs, no ZeRO stage over a single rank, and optimizer offload only
+where nothing else fits (a BERT-Large job over the catalog: 1,161 of 5,760 cells), so planning
+every offer of the catalog costs about as much as predicting one recipe did.
 """
 
 from __future__ import annotations
@@ -154,6 +156,111 @@ def _micro_batch(
     return mb, acc
 
 
+@dataclass(frozen=True)
+class _Candidates:
+    """The (recipe, configuration) cells worth costing, as flat arrays: ``choice`` and
+    ``config`` index the dense (recipe x configuration) grid, the rest are per cell."""
+
+    choice: IntArray
+    config: IntArray
+    ckpt: FloatArray
+    stage: FloatArray
+    tp: FloatArray
+    offload: FloatArray
+    cp: FloatArray
+    valid: BoolArray
+    dp: FloatArray
+    group: FloatArray  # the ranks that reduce (and shard) the gradients
+    fused: BoolArray
+    act: FloatArray  # activation bytes per sample and GPU
+    state_gpu: FloatArray
+    room: FloatArray
+    mb: FloatArray
+    accumulation: FloatArray
+    need: FloatArray
+    fits: BoolArray
+
+    def take(self, keep: BoolArray) -> _Candidates:
+        return _Candidates(**{f: getattr(self, f)[keep] for f in self.__dataclass_fields__})
+
+
+def _cells_to_cost(grid: FloatArray, gpus: FloatArray) -> tuple[IntArray, IntArray]:
+    """(recipe, configuration) indices of the cells the planner costs, in grid order.
+
+    Left out, because they cannot change the pick: recipes that do not divide the instance's
+    GPUs (invalid), and ZeRO stages over a single rank (identical to no sharding, and one
+    change more) when no sharding is among the recipes. A configuration left with no cell
+    keeps recipe 0, which the dense grid's fallback (the least-short candidate of an all-
+    invalid column) would report."""
+    stage, tp, cp = grid[:, 1:2], grid[:, 2:3], grid[:, 4:5]
+    split = tp * cp
+    valid = (split <= gpus) & (np.mod(gpus, split) == 0)
+    group = np.maximum(np.floor(gpus / split), 1.0) * cp
+    keep = valid
+    if np.any(stage == 0):
+        keep = keep & ~((stage > 0) & (group == 1.0))
+    keep[0] |= ~np.any(keep, axis=0)
+    choice, config = np.nonzero(keep)
+    return choice.astype(np.int64), config.astype(np.int64)
+
+
+def _candidates(
+    w: Workload,
+    s: Shape,
+    state: StateBytes,
+    caps: Capabilities,
+    hw: Hardware,
+    grid: FloatArray,
+) -> _Candidates:
+    """Memory per GPU, micro-batch and fit of every cell worth costing."""
+    choice, config = _cells_to_cost(grid, hw.gpus[None, :])
+    ckpt, stage, tp, offload, cp = (grid[choice, i] for i in range(5))
+    gpus = hw.gpus[config]
+    model_split = tp * cp  # GPUs one sequence runs on
+    valid = (model_split <= gpus) & (np.mod(gpus, model_split) == 0)
+    dp = np.maximum(np.floor(gpus / model_split), 1.0)
+    group = dp * cp
+    fused = _fused_attention(w, caps, hw.acc[config])
+    act = activation_bytes_per_sample(s, ckpt.astype(np.int64), fused, w.training_job)
+    act = act / model_split
+    state_gpu = state.per_gpu(tp, group, stage, offload)
+    state_gpu = state_gpu + np.where(
+        stage >= 3, ZERO3_LIVE_LAYERS * state.weights / max(s.layers, 1.0) / tp, 0.0
+    )
+    room = usable_bytes(caps.memory_gb[hw.acc[config]])
+    global_batch = w.training.global_batch if w.training_job else None
+    per_replica = global_batch / dp if global_batch else np.full_like(dp, w.batch_size)
+    per_replica = np.maximum(np.ceil(per_replica), 1.0)
+    mb, accumulation = _micro_batch(w, room, state_gpu, act, per_replica)
+    need = state_gpu + np.maximum(mb, 1.0) * act
+    fits = valid & (mb >= 1) & (need <= room)
+    return _Candidates(
+        choice, config, ckpt, stage, tp, offload, cp, valid, dp, group, fused, act,
+        state_gpu, room, mb, accumulation, need, fits,
+    )  # fmt: skip
+
+
+def _per_config(n_u: int, cells: _Candidates, flags: BoolArray) -> BoolArray:
+    """Whether any cell of each configuration has ``flags`` set."""
+    return np.bincount(cells.config, weights=flags, minlength=n_u) > 0
+
+
+def _best_cells(n_c: int, n_u: int, cells: _Candidates, score: FloatArray) -> IntArray:
+    """Per configuration, the cell of the highest score, or where nothing fits the least-
+    short one: the dense (recipe x configuration) grid's argmax / argmin, ties to the first
+    recipe."""
+    at = (cells.choice, cells.config)
+    dense_score = np.full((n_c, n_u), -np.inf)
+    dense_score[at] = score
+    shortfall = np.full((n_c, n_u), np.inf)
+    shortfall[at] = np.where(cells.valid, cells.need - cells.room, np.inf)
+    fits_any = _per_config(n_u, cells, cells.fits)
+    best = np.where(fits_any, np.argmax(dense_score, axis=0), np.argmin(shortfall, axis=0))
+    cell_of = np.full((n_c, n_u), -1, dtype=np.int64)
+    cell_of[at] = np.arange(len(cells.choice))
+    return np.asarray(cell_of[best, np.arange(n_u)])
+
+
 def plan_batched(
     w: Workload,
     s: Shape,
@@ -167,66 +274,54 @@ def plan_batched(
     configuration of ``hw``: the most samples per second per instance.
 
     Optimizer offload is the last resort: it is chosen only for the configurations where
-    nothing else fits."""
+    nothing else fits, so its cells are costed only there."""
     choices = _choices(w, s)
     n_c, n_u = len(choices), len(hw.acc)
-    grid = np.array(choices, dtype=np.float64).reshape(n_c, 5, 1)
-    ckpt, stage, tp, offload, cp = (np.broadcast_to(grid[:, i], (n_c, n_u)) for i in range(5))
-    gpus = np.broadcast_to(hw.gpus, (n_c, n_u))
-    model_split = tp * cp  # GPUs one sequence runs on
-    valid = (model_split <= gpus) & (np.mod(gpus, model_split) == 0)
-    dp = np.maximum(np.floor(gpus / model_split), 1.0)
-    group = dp * cp  # the ranks that reduce (and shard) the gradients
-    fused = np.broadcast_to(_fused_attention(w, caps, hw.acc), (n_c, n_u))
-    act = activation_bytes_per_sample(s, ckpt.astype(np.int64), fused, w.training_job)
-    act = act / model_split
-    state_gpu = state.per_gpu(tp, group, stage, offload)
-    state_gpu = state_gpu + np.where(
-        stage >= 3, ZERO3_LIVE_LAYERS * state.weights / max(s.layers, 1.0) / tp, 0.0
-    )
-    room = np.broadcast_to(usable_bytes(caps.memory_gb[hw.acc]), (n_c, n_u))
-    global_batch = w.training.global_batch if w.training_job else None
-    per_replica = global_batch / dp if global_batch else np.full_like(dp, w.batch_size)
-    per_replica = np.maximum(np.ceil(per_replica), 1.0)
-    mb, accumulation = _micro_batch(w, room, state_gpu, act, per_replica)
-    need = state_gpu + np.maximum(mb, 1.0) * act
-    fits = valid & (mb >= 1) & (need <= room)
-    cells = _cells(caps, hw, w, tp, group, stage, ckpt, offload, fused, mb, accumulation)
-    cells = replace(cells, ring=in_node_ring(caps, hw.acc, cp))
-    t = step_time(w, s, state, cells, cal, el)
-    samples = np.maximum(mb, 1.0) * accumulation * dp
+    grid = np.array(choices, dtype=np.float64).reshape(n_c, 5)
+    cells = _candidates(w, s, state, caps, hw, grid)
+    fits_on_device = _per_config(n_u, cells, cells.fits & (cells.offload == 0))
+    cells = cells.take(~((cells.offload > 0) & fits_on_device[cells.config]))
+    acc = hw.acc[cells.config]
+    costed = Hardware(acc=acc, gpus=hw.gpus[cells.config])
+    c = _cells(
+        caps, costed, w, cells.tp, cells.group, cells.stage, cells.ckpt, cells.offload,
+        cells.fused, cells.mb, cells.accumulation,
+    )  # fmt: skip
+    c = replace(c, ring=in_node_ring(caps, acc, cells.cp))
+    t = step_time(w, s, state, c, cal, el)
+    samples = np.maximum(cells.mb, 1.0) * cells.accumulation * cells.dp
     throughput = samples / t.total_s
-    changes = (ckpt > 0).astype(np.float64) + (stage > 0) + (tp > 1) + (cp > 1) + (offload > 0)
-    score = np.where(fits, throughput * (1.0 - CHANGE_TOLERANCE * changes), -np.inf)
-    # Offload is the last resort: only where no recipe that keeps the optimizer on the device
-    # fits, however fast the host's update would be.
-    fits_on_device = np.any(fits & (offload == 0), axis=0)
-    score = np.where((offload > 0) & fits_on_device, -np.inf, score)
-    # When nothing fits, report the least-short candidate (its shortfall is the remedy).
-    shortfall = np.where(valid, need - room, np.inf)
-    best = np.where(np.any(fits, axis=0), np.argmax(score, axis=0), np.argmin(shortfall, axis=0))
-    cols = np.arange(n_u)
+    changes = (
+        (cells.ckpt > 0).astype(np.float64)
+        + (cells.stage > 0)
+        + (cells.tp > 1)
+        + (cells.cp > 1)
+        + (cells.offload > 0)
+    )
+    score = np.where(cells.fits, throughput * (1.0 - CHANGE_TOLERANCE * changes), -np.inf)
+    best = _best_cells(n_c, n_u, cells, score)
 
     def pick(x: npt.ArrayLike) -> FloatArray:
-        return np.asarray(np.broadcast_to(x, (n_c, n_u))[best, cols], dtype=np.float64)
+        a = np.asarray(x, dtype=np.float64)
+        return np.full(n_u, float(a)) if a.ndim == 0 else a[best]
 
-    chosen_mb = np.maximum(pick(mb), 1.0)
+    chosen_mb = np.maximum(pick(cells.mb), 1.0)
     return Plans(
-        fits=pick(fits) > 0,
-        need_bytes=pick(need),
-        tp=pick(tp),
-        cp=pick(cp),
-        dp=pick(dp),
-        stage=pick(stage).astype(np.int64),
-        ckpt=pick(ckpt).astype(np.int64),
-        offload=pick(offload) > 0,
-        fused_attention=pick(fused) > 0,
+        fits=pick(cells.fits) > 0,
+        need_bytes=pick(cells.need),
+        tp=pick(cells.tp),
+        cp=pick(cells.cp),
+        dp=pick(cells.dp),
+        stage=pick(cells.stage).astype(np.int64),
+        ckpt=pick(cells.ckpt).astype(np.int64),
+        offload=pick(cells.offload) > 0,
+        fused_attention=pick(cells.fused) > 0,
         micro_batch=chosen_mb,
-        accumulation=pick(accumulation),
+        accumulation=pick(cells.accumulation),
         samples_per_step=pick(samples),
         time=StepTime(**{f: pick(getattr(t, f)) for f in StepTime.__dataclass_fields__}),
-        activation_bytes=pick(act) * chosen_mb,
-        state_bytes=pick(state_gpu),
+        activation_bytes=pick(cells.act) * chosen_mb,
+        state_bytes=pick(cells.state_gpu),
         transformer=s.transformer,
     )
 

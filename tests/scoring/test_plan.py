@@ -133,3 +133,43 @@ def test_impossible_recipes_name_the_field(patch: dict[str, Any], needle: str) -
     with pytest.raises(ValidationError) as info:
         Workload.model_validate(spec)
     assert needle in str(info.value)
+
+
+def _every_cell(grid: Any, gpus: Any) -> tuple[Any, Any]:
+    """The dense (recipe x configuration) grid: what the planner would cost without pruning."""
+    import numpy as np
+
+    choice, config = np.nonzero(np.ones((len(grid), gpus.shape[-1]), dtype=bool))
+    return choice.astype(np.int64), config.astype(np.int64)
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [
+        _train({"name": "llama-2-7b", "sequence_length": 2048}, 16),
+        _train({"name": "llama-2-7b", "sequence_length": 2048}, 16, training={"sharding": "zero3"}),
+        _train(
+            {"name": "llama-2-7b", "sequence_length": 2048}, 16, training={"tensor_parallel": 8}
+        ),
+        _train({"name": "llama-3.1-70b", "sequence_length": 4096}, 8),
+        _train({"name": "resnet-50"}, 256, precision="fp16"),
+        make(),
+    ],
+    ids=["7b", "7b-zero3-pinned", "7b-tp8-pinned", "70b-offload", "resnet", "bert"],
+)
+def test_pruned_cells_never_change_a_plan(
+    catalog: Catalog, workload: Workload, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The planner costs only the cells that can win (valid recipes, no ZeRO over one rank,
+    # offload only where nothing fits on the device): every offer's plan must be the one
+    # costing the whole grid picks, pinned recipes and all-invalid configurations included.
+    import numpy as np
+
+    from recommender.scoring import plan
+
+    pruned = recommend(workload, catalog=catalog, top=5, landscape=True)
+    monkeypatch.setattr(plan, "_cells_to_cost", _every_cell)
+    dense = recommend(workload, catalog=catalog, top=5, landscape=True)
+    assert pruned.model_dump() == dense.model_dump()
+    assert pruned.offers_feasible == dense.offers_feasible
+    assert np.isfinite([p.predicted.throughput for p in pruned.picks]).all()

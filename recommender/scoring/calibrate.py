@@ -26,7 +26,12 @@ from recommender.scoring.calibration import (
     Calibration,
     precision_class,
 )
-from recommender.scoring.hardware import MEASURED_KEY, Capabilities, capabilities
+from recommender.scoring.hardware import (
+    MEASURED_KEY,
+    Capabilities,
+    capabilities,
+    tf32_convolutions,
+)
 from recommender.scoring.memory import StateBytes, state_bytes
 from recommender.scoring.multinode import ClusterHardware, plan_clusters
 from recommender.scoring.predict import Rows, predict_rows
@@ -202,16 +207,17 @@ def modelled_throughput(
     once per precision)."""
     out = np.empty(len(obs))
     accs = list(catalog.accelerators)
-    caps: dict[str, Capabilities] = {}
+    caps: dict[tuple[str, bool], Capabilities] = {}
     for prep in _prepare(obs, catalog):
         w = obs[prep.members[0]].workload
-        if w.precision not in caps:
-            caps[w.precision] = capabilities(accs, w.precision, cal)
-        p = predict_rows(w, prep.shape, prep.state, caps[w.precision], accs, prep.rows, cal)
+        key = (w.precision, tf32_convolutions(w.precision, w.model.resolved_family))
+        if key not in caps:
+            caps[key] = capabilities(accs, w.precision, cal, key[1])
+        p = predict_rows(w, prep.shape, prep.state, caps[key], accs, prep.rows, cal)
         out[prep.members] = p.device_throughput
         for i, acc in zip(prep.members, prep.rows.acc, strict=True):
             if obs[i].multinode_training:
-                out[i] = _on_nodes(obs[i], int(acc), prep, caps[w.precision], cal)
+                out[i] = _on_nodes(obs[i], int(acc), prep, caps[key], cal)
     return out
 
 

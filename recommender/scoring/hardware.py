@@ -25,6 +25,7 @@ __all__ = [
     "capabilities",
     "effective_precision",
     "has_precision",
+    "tf32_convolutions",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -42,6 +43,15 @@ FALLBACKS: dict[Precision, tuple[Precision, ...]] = {
 # Transformer Engine runs ``DotProductAttention`` in 16 bits unless FP8 attention is asked for
 # (``fp8_dpa``); the attention kernels (FlashAttention / cuDNN SDPA) stay at the 16-bit rate.
 LINEAR_ONLY_PRECISIONS: dict[Precision, Precision] = {"fp8": "bf16"}
+# An fp32 convolution runs on the TF32 tensor cores of an NVIDIA GPU that has them unless the
+# user opts out: PyTorch's ``torch.backends.cudnn.allow_tf32`` "defaults to True" (PyTorch
+# docs, notes/cuda.rst, "TensorFloat-32 (TF32) on Ampere (and later) devices"), while its fp32
+# matmuls stay fp32 (``torch.backends.cuda.matmul.allow_tf32`` defaults to False since 1.12,
+# pytorch/pytorch#76509). So a convolutional model (family ``cnn``) stated in fp32 is predicted
+# at the TF32 rate where the part has one (ResNet-50 training on an A100: 399 img/s at the
+# fp32 rate against the 938 DeepLearningExamples measures in TF32); other models, and AMD
+# parts (ROCm's MIOpen has no such default), stay at fp32.
+TF32_CONVOLUTION_VENDORS = frozenset({"nvidia"})
 # PCIe traffic between GPUs goes through the host bridge: roughly half the link per direction.
 PCIE_PEER_FACTOR = 0.5
 # FlashAttention-2 runs on Ampere and newer NVIDIA GPUs (sm80+; Dao 2023, README) and on AMD
@@ -75,7 +85,19 @@ def has_precision(acc: Accelerator, precision: str) -> bool:
     return getattr(acc.peak_tflops, precision, None) is not None
 
 
-def effective_precision(acc: Accelerator, precision: Precision) -> Precision:
+def tf32_convolutions(precision: str, family: str) -> bool:
+    """Whether a model of ``family`` stated in ``precision`` runs its convolutions as TF32
+    where the GPU has TF32 units (``TF32_CONVOLUTION_VENDORS`` says why)."""
+    return precision == "fp32" and family == "cnn"
+
+
+def effective_precision(
+    acc: Accelerator, precision: Precision, tf32_convs: bool = False
+) -> Precision:
+    """The precision ``acc``'s matrix units run ``precision`` at (``FALLBACKS``); with
+    ``tf32_convs``, fp32 convolutions at TF32 on the parts that have it."""
+    if tf32_convs and acc.vendor in TF32_CONVOLUTION_VENDORS and acc.peak_tflops.get("tf32"):
+        return "tf32"
     for p in FALLBACKS[precision]:
         if acc.peak_tflops.get(p) is not None:
             return p
@@ -159,20 +181,21 @@ def _link(acc: Accelerator, cal: Calibration) -> float:
 
 # Recently computed capabilities, keyed by the identity of their inputs (kept alive by the
 # entry itself, so an id cannot be reused while cached).
-_CACHE: dict[tuple[int, int, str], tuple[object, object, Capabilities]] = {}
+_CACHE: dict[tuple[int, int, str, bool], tuple[object, object, Capabilities]] = {}
 _CACHE_SIZE = 32
 
 
 def capabilities(
-    accs: Sequence[Accelerator], precision: Precision, cal: Calibration
+    accs: Sequence[Accelerator], precision: Precision, cal: Calibration, tf32_convs: bool = False
 ) -> Capabilities:
     """Achievable figures of ``accs`` at ``precision`` under ``cal`` (cached per request
-    inputs: a catalog and a calibration are immutable)."""
-    key = (id(accs), id(cal), precision)
+    inputs: a catalog and a calibration are immutable); ``tf32_convs``: a convolutional
+    model in fp32 (:func:`tf32_convolutions`)."""
+    key = (id(accs), id(cal), precision, tf32_convs)
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is accs and hit[1] is cal:
         return hit[2]
-    caps = _capabilities(accs, precision, cal)
+    caps = _capabilities(accs, precision, cal, tf32_convs)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = (accs, cal, caps)
@@ -180,9 +203,9 @@ def capabilities(
 
 
 def _capabilities(
-    accs: Sequence[Accelerator], precision: Precision, cal: Calibration
+    accs: Sequence[Accelerator], precision: Precision, cal: Calibration, tf32_convs: bool
 ) -> Capabilities:
-    used = tuple(effective_precision(a, precision) for a in accs)
+    used = tuple(effective_precision(a, precision, tf32_convs) for a in accs)
     pairs = list(zip(accs, used, strict=True))
     flops = [_flops(a, p, cal) for a, p in pairs]
     return Capabilities(

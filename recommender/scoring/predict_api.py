@@ -74,7 +74,12 @@ def predict(
             "usable; the throughput is what it would reach if it did",
         )
     used = ctx.caps.precision_used[index]
-    if used != workload.precision:
+    if used == "tf32" and workload.precision == "fp32":
+        notes.append(
+            f"fp32 convolutions run as TF32 on {acc.id}: cuDNN's default in PyTorch "
+            "(torch.backends.cudnn.allow_tf32 = True); predicted at the TF32 rate"
+        )
+    elif used != workload.precision:
         notes.append(f"{acc.id} has no {workload.precision} units: predicted at {used}")
     if plan is not None and plan.assumed:
         notes.append("plan: " + ", ".join(plan.assumed))

@@ -197,3 +197,29 @@ def test_llm_decode_is_memory_bound_and_reports_tokens(catalog: Catalog) -> None
     assert p.tokens_per_s is not None
     # Weights (~13 GB) read per token at ~1.5 TB/s: tens of tokens/s per sequence.
     assert 20 < p.tokens_per_s < 200
+
+
+def _resnet(precision: str) -> Workload:
+    return make(model={"name": "resnet-50"}, batch_size=256, precision=precision)
+
+
+def test_fp32_convolutions_run_as_tf32_on_nvidia_parts_that_have_it(catalog: Catalog) -> None:
+    # cuDNN's default in PyTorch (torch.backends.cudnn.allow_tf32 = True): a ResNet-50 stated
+    # in fp32 trains at the TF32 rate on an A100 (DeepLearningExamples: 938 img/s in TF32),
+    # not at the CUDA cores' 19.5 TFLOP/s, and the prediction says so.
+    fp32 = predict(_resnet("fp32"), "A100-SXM4-80GB", catalog=catalog)
+    tf32 = predict(_resnet("tf32"), "A100-SXM4-80GB", catalog=catalog)
+    assert fp32.throughput == pytest.approx(tf32.throughput)
+    assert any("run as TF32" in n for n in fp32.notes)
+    # No TF32 units before Ampere: the V100 stays at fp32, and so does a transformer's fp32
+    # matmuls (torch.backends.cuda.matmul.allow_tf32 defaults to False) and an AMD part.
+    v100_fp32 = predict(_resnet("fp32"), "V100-SXM2-16GB", catalog=catalog)
+    v100_fp16 = predict(_resnet("fp16"), "V100-SXM2-16GB", catalog=catalog)
+    assert v100_fp32.throughput < 0.6 * v100_fp16.throughput
+    assert not any("TF32" in n for n in v100_fp32.notes)
+    bert = predict(make(precision="fp32"), "A100-SXM4-80GB", catalog=catalog)
+    bert_tf32 = predict(make(precision="tf32"), "A100-SXM4-80GB", catalog=catalog)
+    assert bert.throughput < 0.5 * bert_tf32.throughput
+    mi300x_fp32 = predict(_resnet("fp32"), "MI300X", catalog=catalog)
+    mi300x_tf32 = predict(_resnet("tf32"), "MI300X", catalog=catalog)
+    assert mi300x_fp32.throughput < mi300x_tf32.throughput

@@ -124,9 +124,12 @@ MLPERF_LLM_REQUESTS: dict[str, tuple[str, str]] = {
     # per second: 1282.63" and "Tokens per second: 165432" (mlcommons/inference_results_v6.0
     # @4d3916ac, closed/NVIDIA/results/B300-SXM-270GBx8_TRT/llama3.1-8b/Offline/performance/
     # run_1/mlperf_log_summary.txt, read in its copy tenk-earn/inference-chip-index@d5c26d12
-    # data/fixtures/...; performance_sample_count 13368, the v5.1 dataset). The prompt
-    # (the article) has no published mean: the default stands.
-    "llama-3.1-8b": ("", "129"),
+    # data/fixtures/...; performance_sample_count 13368, the v5.1 dataset). The prompt is
+    # the article: 781 tokens on average, the dataset card's "Mean Token Count" of an article
+    # (Hugging Face datasets abisee/cnn_dailymail, README "Data Instances", read in its copy
+    # ccdv/cnn_dailymail@bf1f2635 README.md; See et al. 2017's PTBTokenizer tokens, so a lower
+    # bound on Llama 3's BPE tokens, before the harness's summarisation instruction).
+    "llama-3.1-8b": ("781", "129"),
     # Whisper: the decoder's forced prefix (<|startoftranscript|>, language, task,
     # <|notimestamps|>: Radford et al. 2022, section 2.3 and Figure 1) and the transcript's
     # tokens per sample: 74.87, the ratio of the two rates one run of the whole dataset (one

@@ -243,6 +243,7 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
             "prompt_tokens": _int(r["prompt_tokens"]) or DEFAULT_PROMPT,
             "output_tokens": _int(r["output_tokens"]) or DEFAULT_OUTPUT,
             **({"weights": fmt} if fmt else {}),
+            **({"weight_bits": float(r["weight_bits"])} if r["weight_bits"] else {}),
             **({"tensor_parallel": tp} if tp else {}),
         }
         limits = MLPERF_LATENCY_LIMITS.get((r["model_key"], r["measure"]))

@@ -115,6 +115,14 @@ class ServingSpec(_Spec):
     output_tokens: int = Field(default=256, ge=1, le=10_000_000)
     max_batch: int = Field(default=256, ge=1, le=100_000)
     weights: WeightFormat | None = None
+    weight_bits: float | None = Field(
+        default=None,
+        gt=0,
+        le=32,
+        description="Bits per weight of the checkpoint, its quantisation scales included, "
+        "where they differ from the format's usual (int4: 4.25, AWQ / GPTQ with a 16-bit scale "
+        "and zero per 128 weights; llama.cpp's GGUF Q4_K_M: about 4.9)",
+    )
     kv_cache: KvFormat | None = None
     tensor_parallel: ParallelDegree = "auto"
     engine: Literal["continuous", "static"] = Field(

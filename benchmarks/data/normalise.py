@@ -44,6 +44,7 @@ COLUMNS = [
     "engine",
     "precision",
     "weight_format",
+    "weight_bits",
     "kv_precision",
     "batch",
     "global_batch",
@@ -455,6 +456,8 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         norm["batch"] = dle_batch(model, accelerator, norm["precision"], row["task"])
     serving = work in ("llm-serving", "llm-decode-bs1")
     norm["weight_format"] = norm["precision"] if serving else ""
+    bits = rules.WEIGHT_BITS.get((family, model, norm["weight_format"]))
+    norm["weight_bits"] = f"{bits:.4g}" if bits is not None else ""
     activations = weight_only_activations(row) if serving else None
     if activations is not None:
         norm["precision"] = activations

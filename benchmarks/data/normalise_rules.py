@@ -143,6 +143,17 @@ MLPERF_LLM_REQUESTS: dict[str, tuple[str, str]] = {
     "whisper-large-v3": ("4", "75"),
 }
 
+# Bits per weight of a quantised checkpoint whose size the source states, where it differs
+# from the format's usual (``serving.QUANTISED_BYTES``: int4 4.25, AWQ / GPTQ): llama.cpp's
+# Q4_K_M GGUF keeps a scale and a minimum per 32-weight sub-block and some tensors at 6 bits.
+# The llama.cpp GPU benchmark lists both files of each model it ran (XiongjieDai/GPU-
+# Benchmarks-on-LLM-Inference@aa72e0ec, README "Total VRAM Requirements": LLaMA 3 8B Q4_K_M
+# 4.58 GB against 14.96 GB in f16, 70B 39.59 GB against 131.42 GB): 16 bits x their ratio.
+WEIGHT_BITS: dict[tuple[str, str, str], float] = {
+    ("llamacpp-gpu-benchmarks", "llama-3-8b", "int4"): 16 * 4.58 / 14.96,  # 4.90
+    ("llamacpp-gpu-benchmarks", "llama-3-70b", "int4"): 16 * 39.59 / 131.42,  # 4.82
+}
+
 # TGI on SageMaker (hf-tgi-sagemaker): the k6 load script (philschmid/text-generation-inference-
 # tests@4373a859, sagemaker_llm_container/sagemaker_load.js) sends ShareGPT prompts from the
 # repo's samples.json, ``samples[scenario.iterationInTest]``, each entry [prompt, input tokens,

@@ -11,7 +11,7 @@ from recommender.scoring.memory import GB, NF4_BYTES_PER_PARAMETER, usable_bytes
 from recommender.scoring.plan import CHECKPOINTING, SHARDING, Plans
 from recommender.scoring.predict import Predictions
 from recommender.scoring.results import Plan
-from recommender.scoring.serving import Serving, weight_bytes_per_parameter
+from recommender.scoring.serving import Serving, weight_bytes
 from recommender.scoring.shape import Shape
 from recommender.workload import Workload
 
@@ -193,7 +193,7 @@ def remedies(w: Workload, s: Shape, acc: Accelerator, bigger: list[tuple[str, fl
                 )
     else:
         fmt = (w.inference.weights if w.inference else None) or w.precision
-        weights = w.parameters * weight_bytes_per_parameter(fmt)
+        weights = w.parameters * weight_bytes(w, fmt)
         if fmt not in ("int4", "fp4"):
             out.append(
                 f"quantise the weights to int4 (AWQ / GPTQ): {w.parameters * 0.53 / GB:.0f} GB"
@@ -217,4 +217,4 @@ def _whole_bytes(w: Workload) -> float:
     if w.training_job and w.training.lora is None:
         return 16.0 * w.parameters * WHOLE_JOB_MARGIN  # mixed-precision Adam state
     fmt = (w.inference.weights if w.inference else None) or w.precision
-    return w.parameters * weight_bytes_per_parameter(fmt) * WHOLE_JOB_MARGIN
+    return w.parameters * weight_bytes(w, fmt) * WHOLE_JOB_MARGIN

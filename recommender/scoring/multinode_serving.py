@@ -39,7 +39,7 @@ from recommender.scoring.serving import (
     _format,
     _meets_targets,
     _rates,
-    weight_bytes_per_parameter,
+    weight_bytes,
 )
 from recommender.scoring.serving_step import (
     Rates,
@@ -70,7 +70,7 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     spec = w.inference
     assert spec is not None
     fmt, kv_fmt = _format(w)
-    wb, kvb = weight_bytes_per_parameter(fmt), BYTES_PER_ELEMENT[kv_fmt]
+    wb, kvb = weight_bytes(w, fmt), BYTES_PER_ELEMENT[kv_fmt]
     r = _rates(ctx.caps, list(ctx.catalog.accelerators), hw, fmt)
     batches = np.asarray(_batch_choices(w), dtype=np.float64)
     n_b, n_c, n_k = len(batches), len(hw.acc), len(nodes)

@@ -42,6 +42,7 @@ __all__ = [
     "SERVING_MEMORY_UTILIZATION",
     "Serving",
     "plan_serving",
+    "weight_bytes",
     "weight_bytes_per_parameter",
     "weight_support",
 ]
@@ -83,6 +84,13 @@ class Serving:
 
 def weight_bytes_per_parameter(fmt: str) -> float:
     return QUANTISED_BYTES.get(fmt, BYTES_PER_ELEMENT[fmt])
+
+
+def weight_bytes(w: Workload, fmt: str) -> float:
+    """Bytes per parameter of ``w``'s weights in ``fmt``: the checkpoint's own
+    ``inference.weight_bits`` where the workload states them, else the format's usual."""
+    bits = getattr(w.inference, "weight_bits", None)
+    return bits / 8.0 if bits is not None else weight_bytes_per_parameter(fmt)
 
 
 def weight_support(acc: Accelerator, fmt: str) -> tuple[bool, str]:
@@ -137,7 +145,7 @@ def plan_serving(
     spec = w.inference
     assert spec is not None
     fmt, kv_fmt = _format(w)
-    wb, kvb = weight_bytes_per_parameter(fmt), BYTES_PER_ELEMENT[kv_fmt]
+    wb, kvb = weight_bytes(w, fmt), BYTES_PER_ELEMENT[kv_fmt]
     r = _rates(caps, accs, hw, fmt)
     tps = _tp_choices(w, s)
     batches = _batch_choices(w)

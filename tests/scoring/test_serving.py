@@ -85,6 +85,23 @@ def test_int4_weights_halve_what_bf16_needs(catalog: Catalog) -> None:
     assert int4.plan is not None and int4.plan.memory_gb["weights"] < 40
 
 
+def test_a_checkpoints_own_bits_per_weight_size_and_pace_its_decode(catalog: Catalog) -> None:
+    # llama.cpp's Q4_K_M GGUF of Llama 3 8B is 4.58 GB against 14.96 GB in f16: 4.9 bits a
+    # weight, not AWQ's 4.25. Batch-1 decode streams the weights, so it is that much slower.
+    one = {"inference": {"max_batch": 1, "weights": "int4"}, "batch_size": 1}
+    awq = predict(_serve("llama-3-8b", **one), "L40S", 1, catalog=catalog)
+    gguf = _serve("llama-3-8b", **{**one, "inference": {**one["inference"], "weight_bits": 4.9}})
+    q4km = predict(gguf, "L40S", 1, catalog=catalog)
+    assert awq.plan is not None and q4km.plan is not None
+    assert q4km.plan.memory_gb["weights"] == pytest.approx(
+        awq.plan.memory_gb["weights"] * 4.9 / 4.25, rel=0.01
+    )
+    assert q4km.throughput < awq.throughput
+    assert q4km.throughput > awq.throughput * 4.25 / 4.9 * 0.95
+    with pytest.raises(ValueError, match="weight_bits"):
+        _serve("llama-3-8b", inference={"weight_bits": 0})
+
+
 def test_fp4_weights_only_where_the_chip_has_fp4(catalog: Catalog) -> None:
     w = _serve("llama-3-8b", inference={"weights": "fp4"})
     assert not predict(w, "H100", 1, catalog=catalog).fits_in_memory

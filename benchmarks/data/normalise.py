@@ -456,7 +456,8 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         norm["batch"] = dle_batch(model, accelerator, norm["precision"], row["task"])
     serving = work in ("llm-serving", "llm-decode-bs1")
     norm["weight_format"] = norm["precision"] if serving else ""
-    bits = rules.WEIGHT_BITS.get((family, model, norm["weight_format"]))
+    fmt = norm["weight_format"]
+    bits = rules.WEIGHT_BITS.get((family, model, fmt), rules.WEIGHT_BITS.get((family, "", fmt)))
     norm["weight_bits"] = f"{bits:.4g}" if bits is not None else ""
     activations = weight_only_activations(row) if serving else None
     if activations is not None:

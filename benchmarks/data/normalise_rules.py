@@ -149,9 +149,18 @@ MLPERF_LLM_REQUESTS: dict[str, tuple[str, str]] = {
 # The llama.cpp GPU benchmark lists both files of each model it ran (XiongjieDai/GPU-
 # Benchmarks-on-LLM-Inference@aa72e0ec, README "Total VRAM Requirements": LLaMA 3 8B Q4_K_M
 # 4.58 GB against 14.96 GB in f16, 70B 39.59 GB against 131.42 GB): 16 bits x their ratio.
+# torchao's table gives each model's size too (pytorch/ao@81a28138, torchao/quantization/
+# README.md, "Benchmarks", "Model Size (GB)": int4wo-64 3.74 GB against 13.21 for Llama-2-7B,
+# 4.22 against 15.01 for Llama-3-8B; its autoquant-int4hqq rows are 3 % larger). gpt-fast's
+# int4 is "4-bit (G=32)" with a bf16 scale and a bf16 zero per group of 32 (pytorch-labs/
+# gpt-fast@32971d31, quantize.py ``get_group_qparams`` / ``pack_scales_and_zeros``): 4 +
+# 32 / 32 = 5 bits. Keyed by (source, model, weight format); model "" is any model.
 WEIGHT_BITS: dict[tuple[str, str, str], float] = {
     ("llamacpp-gpu-benchmarks", "llama-3-8b", "int4"): 16 * 4.58 / 14.96,  # 4.90
     ("llamacpp-gpu-benchmarks", "llama-3-70b", "int4"): 16 * 39.59 / 131.42,  # 4.82
+    ("torchao", "llama-2-7b", "int4"): 16 * 3.74 / 13.21,  # 4.53
+    ("torchao", "llama-3-8b", "int4"): 16 * 4.22 / 15.01,  # 4.50
+    ("gpt-fast", "", "int4"): 4 + (16 + 16) / 32,  # 5.0
 }
 
 # TGI on SageMaker (hf-tgi-sagemaker): the k6 load script (philschmid/text-generation-inference-

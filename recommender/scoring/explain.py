@@ -11,7 +11,13 @@ from __future__ import annotations
 from recommender.scoring.predict import BOTTLENECKS
 from recommender.workload import Workload
 
-__all__ = ["BOTTLENECK_ADVICE", "DATA_ADVICE", "bottleneck_advice", "limit_text"]
+__all__ = [
+    "BOTTLENECK_ADVICE",
+    "DATA_ADVICE",
+    "bottleneck_advice",
+    "limit_text",
+    "recipe_caveats",
+]
 
 TRANSFER_BOUND = ("input-pipeline", "host-transfer")
 
@@ -106,3 +112,27 @@ def limit_text(bottleneck_index: int, utilization: float, gpus: int) -> str:
         "interconnect": "interconnect-bound (gradient all-reduce)",
     }
     return f"{labels[name]}: GPU busy {utilization:.0%} of each step"
+
+
+# int8 activations in a compiled PyTorch model (torchao's int8 dynamic quantisation) at decode
+# batch sizes: the source's own benchmark (pytorch/ao@81a28138, torchao/quantization/README.md,
+# "Benchmarks": Llama-2-7B at batch 1 on an A100, int8dq 9.61 tokens/s at 63.67 GB/s achieved,
+# bf16 107.38, int8wo 170.83) and its note that int8 dynamic quantisation "works best on compute
+# bound models". The engine has no model of that kernel path (its int8 roofline is 10-18x the
+# measured rate), so it says so instead of hiding it.
+INT8_DYNAMIC_DECODE_CAVEAT = (
+    "int8 activations in a compiled PyTorch model (torchao's int8 dynamic quantisation) run a "
+    "slow kernel path at small decode batches: torchao's own benchmark has Llama-2-7B at batch "
+    "1 on an A100 at 9.6 tokens/s (64 GB/s of its 2 TB/s), against 107 in bf16 and 171 with "
+    "int8 weight-only. This prediction assumes the int8 roofline; for decode, int8 weight-only "
+    "(precision: bf16, inference.weights: int8) is the recipe that delivers it."
+)
+
+
+def recipe_caveats(w: Workload) -> list[str]:
+    """What the prediction knows it does not model for the recipe ``w`` states."""
+    weights = w.inference.weights if w.inference is not None else None
+    int8_dynamic = w.precision == "int8" and weights in (None, "int8")
+    if w.is_llm_serving and int8_dynamic and w.model.execution == "compiled":
+        return [INT8_DYNAMIC_DECODE_CAVEAT]
+    return []

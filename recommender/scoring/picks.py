@@ -12,7 +12,7 @@ from recommender.scoring.cluster_pick import cluster_limits, cluster_plan, clust
 from recommender.scoring.cost import Costs
 from recommender.scoring.describe import describe_plan, remedies
 from recommender.scoring.engine import Context
-from recommender.scoring.explain import bottleneck_advice, limit_text
+from recommender.scoring.explain import bottleneck_advice, limit_text, recipe_caveats
 from recommender.scoring.freshness import price_doubt
 from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Predictions
@@ -306,6 +306,7 @@ def general_advice(
         advice.append(no_pick_advice(r.excluded if excluded is None else excluded))
     if not picks or np.count_nonzero(~p.fits) > 0.5 * len(t):
         advice += _memory_advice(ctx, t, p)
+    advice += recipe_caveats(ctx.workload)
     advice += list(ctx.calibrated.notes)
     advice += profile_notes(profile, ctx.calibrated)
     if ctx.calibrated.source is None and profile is None and ctx.workload.kind != "edge":

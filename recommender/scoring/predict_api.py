@@ -9,7 +9,7 @@ from recommender.profile import Profile
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.describe import describe_plan, remedies
 from recommender.scoring.engine import context, typical_host
-from recommender.scoring.explain import limit_text
+from recommender.scoring.explain import limit_text, recipe_caveats
 from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Rows
 from recommender.scoring.profile_use import profile_notes
@@ -83,6 +83,7 @@ def predict(
         notes.append(f"{acc.id} has no {workload.precision} units: predicted at {used}")
     if plan is not None and plan.assumed:
         notes.append("plan: " + ", ".join(plan.assumed))
+    notes.extend(recipe_caveats(workload))
     notes.extend(ctx.calibrated.notes)
     notes.extend(profile_notes(profile, ctx.calibrated))
     bottleneck = BOTTLENECKS[int(p.bottleneck[0])]

@@ -199,11 +199,20 @@ class Targets(_Model):
     tokens_per_s: Annotated[float, Field(gt=0, le=MAX_TOKENS_PER_S)] | None = None
     p95_latency_ms: Annotated[float, Field(gt=0, le=MAX_LATENCY_MS)] | None = None
     ttft_ms: Annotated[float, Field(gt=0, le=MAX_LATENCY_MS)] | None = Field(
-        default=None, description="LLM serving: most time to the first token (p95), ms."
+        default=None,
+        description="LLM serving: most time to the first token, ms (for latency_percentile % "
+        "of requests arriving at random, else with the slots always full).",
     )
     tpot_ms: Annotated[float, Field(gt=0, le=MAX_LATENCY_MS)] | None = Field(
         default=None,
         description="LLM serving: most time per output token, ms (1000 / tokens/s per user).",
+    )
+    latency_percentile: Annotated[float, Field(ge=50, lt=100)] | None = Field(
+        default=None,
+        description="LLM serving: requests arrive at random (Poisson: a public endpoint, "
+        "MLPerf's Server scenario), and ttft_ms holds for this percentile of them, waits for a "
+        "free slot included (MLPerf: 99); the planner then keeps the slots only as busy as "
+        "that allows. A concurrency pinned with batch_size is a closed loop and ignores it.",
     )
     power_budget_w: Annotated[float, Field(gt=0, le=MAX_POWER_W)] | None = None
     unit_price_usd: Annotated[float, Field(gt=0, le=MAX_UNIT_PRICE_USD)] | None = Field(

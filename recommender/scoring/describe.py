@@ -100,6 +100,12 @@ def _serving_plan(w: Workload, sv: Serving, i: int) -> Plan:
             f"{queued} more requests per copy wait for KV-cache room (the engine queues them; "
             "their wait counts in TTFT)"
         )
+    busy = float(sv.occupancy[i])
+    if busy < 1.0 and w.targets.ttft_ms is not None:
+        assumed.append(
+            f"requests arriving at random: slots kept {busy:.0%} busy so that "
+            f"{w.targets.latency_percentile:g} % wait under the {w.targets.ttft_ms:g} ms TTFT"
+        )
     if spec.tensor_parallel == "auto" and tp > 1:
         assumed.append(f"tensor parallel {tp}")
     unstated = _unstated_request_shape(w)

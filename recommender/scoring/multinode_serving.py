@@ -39,6 +39,7 @@ from recommender.scoring.serving import (
     _format,
     _meets_targets,
     _rates,
+    occupancy,
     weight_bytes,
 )
 from recommender.scoring.serving_step import (
@@ -96,9 +97,10 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     cycle = out * token + mb * prefill_time
     tpot, ttft = cycle / out, prefill_time + token
     latency = ttft + out * tpot
-    ok = fits & _meets_targets(w, tpot, ttft, latency)
+    busy = occupancy(w, b, cycle, ttft)
+    ok = fits & _meets_targets(w, tpot, ttft, latency) & (busy > 0)
     return {
-        "fits": fits, "ok": ok, "requests": b / cycle, "latency": latency, "cycle": cycle,
+        "fits": fits, "ok": ok, "requests": b * busy / cycle, "latency": latency, "cycle": cycle,
         "need": weights + kv + RUNTIME_OVERHEAD_BYTES, "batch": b, "memory_bound": memory_bound,
     }  # fmt: skip
 

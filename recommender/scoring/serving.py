@@ -12,6 +12,10 @@ decode predicted apart, tensor parallelism and concurrency chosen per configurat
   each of the ``B`` slots runs one prefill and ``output_tokens`` decode steps per request, so
   a cycle takes ``output x t_decode(B) + B x t_prefill`` and TPOT is that cycle over the
   output length; TTFT is one prefill plus the decode step it waits behind.
+- Random arrivals (``targets.latency_percentile``): a TTFT held for a percentile of requests
+  that arrive at random caps how busy the slots may be, since a request that finds them all
+  taken waits for one (:mod:`.queueing`, M/M/c); the rate is the slots' occupancy times the
+  always-full rate.
 - Weight formats: 16-bit, int8, fp8 (tensor cores on Ada / Hopper and newer), int4 (AWQ /
   GPTQ: weight-only, 16-bit compute) and fp4 (Blackwell); KV cache in 16 or 8 bits.
 """
@@ -28,6 +32,7 @@ from recommender.scoring.calibration import Calibration
 from recommender.scoring.hardware import Capabilities, has_precision
 from recommender.scoring.memory import GIB, RUNTIME_OVERHEAD_BYTES
 from recommender.scoring.plan import Hardware
+from recommender.scoring.queueing import sustainable_occupancy
 from recommender.scoring.serving_step import (
     Rates,
     decode_step,
@@ -41,6 +46,7 @@ from recommender.workload import Workload
 __all__ = [
     "SERVING_MEMORY_UTILIZATION",
     "Serving",
+    "occupancy",
     "plan_serving",
     "weight_bytes",
     "weight_bytes_per_parameter",
@@ -69,6 +75,7 @@ class Serving:
     concurrency: FloatArray  # sequences one model copy decodes at once
     queued: FloatArray  # of a pinned concurrency, the requests per copy waiting for KV room
     copies: FloatArray  # model copies per instance
+    occupancy: FloatArray  # share of the slots kept busy (below 1: random arrivals, a TTFT tail)
     need_bytes: FloatArray  # per GPU: weights + runtime + the KV the concurrency uses
     weights_bytes: FloatArray  # per GPU
     kv_bytes: FloatArray  # per GPU at the chosen concurrency
@@ -175,8 +182,9 @@ def plan_serving(
     ttft = prefill_time + decode + waiting * cycle / b
     latency = ttft + out * tpot
     copies = np.floor(gpus / tp)
-    requests = copies * b / cycle
-    ok = fits & _meets_targets(w, tpot, ttft, latency)
+    busy = occupancy(w, b, cycle, ttft)
+    requests = copies * b * busy / cycle
+    ok = fits & _meets_targets(w, tpot, ttft, latency) & (busy > 0)
     score = np.where(ok, requests, -np.inf)
     flat = score.reshape(n_t * n_b, n_u)
     best = np.argmax(flat, axis=0)
@@ -197,6 +205,7 @@ def plan_serving(
         concurrency=pick(b),
         queued=pick(waiting),
         copies=pick(copies),
+        occupancy=pick(busy),
         need_bytes=pick(need) + RUNTIME_OVERHEAD_BYTES,
         weights_bytes=pick(weights_gpu),
         kv_bytes=pick(kv_gpu),
@@ -233,6 +242,21 @@ def _running_batch(
         return np.asarray(running, dtype=np.float64), np.asarray(asked - running, dtype=np.float64)
     running = np.where(asked <= slots, asked, 0.0)
     return np.asarray(running, dtype=np.float64), np.zeros_like(running, dtype=np.float64)
+
+
+def occupancy(w: Workload, slots: FloatArray, hold_s: FloatArray, ttft_s: FloatArray) -> FloatArray:
+    """Share of a copy's ``slots`` the rate may keep busy: 1 when requests queue without end
+    (a benchmark's Offline run) or a pinned concurrency is a closed loop; with
+    ``targets.latency_percentile`` (random arrivals), the most that keeps that percentile's
+    wait for a slot within what ``ttft_ms`` leaves after the prefill
+    (:func:`recommender.scoring.queueing.sustainable_occupancy`; ``hold_s``: the time a
+    request holds its slot, the serving cycle)."""
+    t = w.targets
+    ones = np.ones(np.broadcast(slots, hold_s, ttft_s).shape)
+    if t.latency_percentile is None or t.ttft_ms is None or "batch_size" in w.model_fields_set:
+        return ones
+    allowed = t.ttft_ms / 1e3 - ttft_s
+    return sustainable_occupancy(slots * ones, hold_s * ones, allowed * ones, t.latency_percentile)
 
 
 def _meets_targets(

@@ -183,7 +183,9 @@ def plan_serving(
     latency = ttft + out * tpot
     copies = np.floor(gpus / tp)
     busy = occupancy(w, b, cycle, ttft)
-    requests = copies * b * busy / cycle
+    # where no occupancy meets the TTFT tail the plan misses its targets; it reports the rate
+    # of full slots, as a plan that misses a TPOT target does
+    requests = copies * b * np.where(busy > 0, busy, 1.0) / cycle
     ok = fits & _meets_targets(w, tpot, ttft, latency) & (busy > 0)
     score = np.where(ok, requests, -np.inf)
     flat = score.reshape(n_t * n_b, n_u)

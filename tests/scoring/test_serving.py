@@ -285,3 +285,15 @@ def test_random_arrivals_keep_slots_free_for_the_ttft_tail(catalog: Catalog) -> 
     a = predict(pinned, "H100-SXM5-80GB", 8, catalog=catalog)
     b = predict(closed, "H100-SXM5-80GB", 8, catalog=catalog)
     assert a.throughput == pytest.approx(b.throughput)
+
+
+def test_a_ttft_tail_no_occupancy_meets_reports_the_full_rate_and_misses(catalog: Catalog) -> None:
+    # A TTFT limit shorter than the prefill itself: no occupancy holds it, so the plan misses
+    # its targets and reports what full slots would reach, as a missed TPOT target does.
+    w = _serve("llama-3-70b", targets={"ttft_ms": 1.0, "latency_percentile": 99.0})
+    p = predict(w, "H100-SXM5-80GB", 8, catalog=catalog)
+    mean = predict(_serve("llama-3-70b", targets={"ttft_ms": 1.0}), "H100", 8, catalog=catalog)
+    assert p.throughput > 0
+    assert p.throughput == pytest.approx(mean.throughput)
+    assert p.plan is not None
+    assert not any("arriving at random" in a for a in p.plan.assumed)

@@ -186,6 +186,7 @@ def serve_on_clusters(
         "step_s": at("cycle")[cfg][r, k] * scale,
         "device_s": at("cycle")[cfg][r, k] * scale,
         "fits": fits[r, k],
+        "meets_targets": (at("ok") > 0)[cfg][r, k],
         "need_bytes": at("need")[cfg][r, k],
         "shards": hw.gpus[cfg] * nodes[k],
     }

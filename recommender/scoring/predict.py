@@ -92,6 +92,8 @@ class Predictions:
     plans: Plans | None
     serving: Serving | None
     cluster: Cluster | None = None  # multi-node layouts per row (recommend, predict --nodes)
+    # LLM serving: whether the row's plan meets ttft_ms / tpot_ms (None: no such targets)
+    meets_targets: BoolArray | None = None
 
 
 def _factorize(keys: IntArray) -> tuple[IntArray, IntArray]:
@@ -249,6 +251,7 @@ def _llm(
         config=cfg,
         plans=None,
         serving=sv,
+        meets_targets=sv.meets[cfg] if (w.targets.ttft_ms or w.targets.tpot_ms) else None,
     )
 
 

@@ -74,6 +74,8 @@ def feasibility(
         if t.deadline_hours is not None:
             checks.append(("misses the deadline", c.hours <= t.deadline_hours))
     else:
+        if p.meets_targets is not None:
+            checks.append(("misses the TTFT / TPOT target", p.meets_targets))
         if t.budget_usd is not None:
             checks.append(("over budget (monthly)", c.monthly_usd <= t.budget_usd))
         if t.p95_latency_ms is not None:

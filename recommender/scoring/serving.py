@@ -76,6 +76,7 @@ class Serving:
     queued: FloatArray  # of a pinned concurrency, the requests per copy waiting for KV room
     copies: FloatArray  # model copies per instance
     occupancy: FloatArray  # share of the slots kept busy (below 1: random arrivals, a TTFT tail)
+    meets: BoolArray  # the plan meets the TTFT / TPOT / latency targets
     need_bytes: FloatArray  # per GPU: weights + runtime + the KV the concurrency uses
     weights_bytes: FloatArray  # per GPU
     kv_bytes: FloatArray  # per GPU at the chosen concurrency
@@ -208,6 +209,7 @@ def plan_serving(
         queued=pick(waiting),
         copies=pick(copies),
         occupancy=pick(busy),
+        meets=any_ok,
         need_bytes=pick(need) + RUNTIME_OVERHEAD_BYTES,
         weights_bytes=pick(weights_gpu),
         kv_bytes=pick(kv_gpu),

@@ -297,3 +297,16 @@ def test_a_ttft_tail_no_occupancy_meets_reports_the_full_rate_and_misses(catalog
     assert p.throughput == pytest.approx(mean.throughput)
     assert p.plan is not None
     assert not any("arriving at random" in a for a in p.plan.assumed)
+
+
+def test_an_offer_whose_plan_misses_the_ttft_or_tpot_target_is_not_picked(catalog: Catalog) -> None:
+    # A plan that meets no latency target is still reported for predict (what it would reach),
+    # but recommend leaves the offer out and says why, as it does for a missed p95 latency.
+    impossible = _serve("llama-3-8b", targets={"tpot_ms": 0.01})
+    r = recommend(impossible, catalog=catalog, top=3)
+    assert not r.picks
+    assert r.excluded.get("misses the TTFT / TPOT target", 0) > 0
+    assert any("TTFT / TPOT" in a for a in r.advice)
+    reachable = recommend(_serve("llama-3-8b", targets={"tpot_ms": 50.0}), catalog=catalog, top=3)
+    assert reachable.picks
+    assert all(p.plan is not None and (p.plan.tpot_ms or 0) <= 50.0 for p in reachable.picks)

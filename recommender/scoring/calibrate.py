@@ -26,12 +26,7 @@ from recommender.scoring.calibration import (
     Calibration,
     precision_class,
 )
-from recommender.scoring.hardware import (
-    MEASURED_KEY,
-    Capabilities,
-    capabilities,
-    tf32_convolutions,
-)
+from recommender.scoring.hardware import MEASURED_KEY, Capabilities, capabilities
 from recommender.scoring.memory import StateBytes, state_bytes
 from recommender.scoring.multinode import ClusterHardware, plan_clusters
 from recommender.scoring.predict import Rows, predict_rows
@@ -207,10 +202,10 @@ def modelled_throughput(
     once per precision)."""
     out = np.empty(len(obs))
     accs = list(catalog.accelerators)
-    caps: dict[tuple[str, bool], Capabilities] = {}
+    caps: dict[tuple[str, str], Capabilities] = {}
     for prep in _prepare(obs, catalog):
         w = obs[prep.members[0]].workload
-        key = (w.precision, tf32_convolutions(w.precision, w.model.resolved_family))
+        key = (w.precision, w.model.resolved_family)
         if key not in caps:
             caps[key] = capabilities(accs, w.precision, cal, key[1])
         p = predict_rows(w, prep.shape, prep.state, caps[key], accs, prep.rows, cal)

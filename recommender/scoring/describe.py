@@ -101,7 +101,7 @@ def _serving_plan(w: Workload, sv: Serving, i: int) -> Plan:
             "their wait counts in TTFT)"
         )
     busy = float(sv.occupancy[i])
-    if 0.0 < busy < 1.0 and w.targets.ttft_ms is not None:
+    if busy < 1.0 and w.targets.ttft_ms is not None:
         assumed.append(
             f"requests arriving at random: slots kept {busy:.0%} busy so that "
             f"{w.targets.latency_percentile:g} % wait under the {w.targets.ttft_ms:g} ms TTFT"

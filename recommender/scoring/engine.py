@@ -16,7 +16,7 @@ from recommender.errors import InvalidOptionError
 from recommender.profile import Profile
 from recommender.scoring.baseline import Calibrated, baseline_scale
 from recommender.scoring.calibration import Calibration, default_calibration
-from recommender.scoring.hardware import Capabilities, capabilities, tf32_convolutions
+from recommender.scoring.hardware import Capabilities, capabilities
 from recommender.scoring.memory import StateBytes, state_bytes
 from recommender.scoring.predict import Predictions, Rows, predict_rows
 from recommender.scoring.shape import Shape, shape_of
@@ -66,8 +66,7 @@ def context(
     cal = calibration or default_calibration()
     shape = shape_of(w)
     state = state_bytes(w, shape)
-    tf32 = tf32_convolutions(w.precision, w.model.resolved_family)
-    caps = capabilities(catalog.accelerators, w.precision, cal, tf32)
+    caps = capabilities(catalog.accelerators, w.precision, cal, w.model.resolved_family)
     calibrated = baseline_scale(w, caps, catalog, cal, profile)
     return Context(w, catalog, cal, shape, state, caps, calibrated)
 

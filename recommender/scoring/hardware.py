@@ -186,11 +186,12 @@ _CACHE_SIZE = 32
 
 
 def capabilities(
-    accs: Sequence[Accelerator], precision: Precision, cal: Calibration, tf32_convs: bool = False
+    accs: Sequence[Accelerator], precision: Precision, cal: Calibration, family: str = ""
 ) -> Capabilities:
-    """Achievable figures of ``accs`` at ``precision`` under ``cal`` (cached per request
-    inputs: a catalog and a calibration are immutable); ``tf32_convs``: a convolutional
-    model in fp32 (:func:`tf32_convolutions`)."""
+    """Achievable figures of ``accs`` at ``precision`` under ``cal`` for a model of ``family``
+    (cached per request inputs: a catalog and a calibration are immutable; the family only
+    decides :func:`tf32_convolutions`)."""
+    tf32_convs = tf32_convolutions(precision, family)
     key = (id(accs), id(cal), precision, tf32_convs)
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is accs and hit[1] is cal:

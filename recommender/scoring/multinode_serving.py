@@ -97,11 +97,10 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     cycle = out * token + mb * prefill_time
     tpot, ttft = cycle / out, prefill_time + token
     latency = ttft + out * tpot
-    busy = occupancy(w, b, cycle, ttft)
-    ok = fits & _meets_targets(w, tpot, ttft, latency) & (busy > 0)
+    busy, held = occupancy(w, b, cycle, ttft)
+    ok = fits & _meets_targets(w, tpot, ttft, latency) & held
     return {
-        "fits": fits, "ok": ok, "requests": b * np.where(busy > 0, busy, 1.0) / cycle,
-        "latency": latency, "cycle": cycle,
+        "fits": fits, "ok": ok, "requests": b * busy / cycle, "latency": latency, "cycle": cycle,
         "need": weights + kv + RUNTIME_OVERHEAD_BYTES, "batch": b, "memory_bound": memory_bound,
     }  # fmt: skip
 

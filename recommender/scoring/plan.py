@@ -184,6 +184,14 @@ class _Candidates:
         return _Candidates(**{f: getattr(self, f)[keep] for f in self.__dataclass_fields__})
 
 
+def _layout(tp: FloatArray, cp: FloatArray, gpus: FloatArray) -> tuple[BoolArray, FloatArray]:
+    """(whether the recipe divides the instance's GPUs, its model replicas): one sequence runs
+    on ``tp x cp`` GPUs."""
+    split = tp * cp
+    valid = (split <= gpus) & (np.mod(gpus, split) == 0)
+    return valid, np.maximum(np.floor(gpus / split), 1.0)
+
+
 def _cells_to_cost(grid: FloatArray, gpus: FloatArray) -> tuple[IntArray, IntArray]:
     """(recipe, configuration) indices of the cells the planner costs, in grid order.
 
@@ -193,9 +201,8 @@ def _cells_to_cost(grid: FloatArray, gpus: FloatArray) -> tuple[IntArray, IntArr
     keeps recipe 0, which the dense grid's fallback (the least-short candidate of an all-
     invalid column) would report."""
     stage, tp, cp = grid[:, 1:2], grid[:, 2:3], grid[:, 4:5]
-    split = tp * cp
-    valid = (split <= gpus) & (np.mod(gpus, split) == 0)
-    group = np.maximum(np.floor(gpus / split), 1.0) * cp
+    valid, dp = _layout(tp, cp, gpus)
+    group = dp * cp
     keep = valid
     if np.any(stage == 0):
         keep = keep & ~((stage > 0) & (group == 1.0))
@@ -216,13 +223,11 @@ def _candidates(
     choice, config = _cells_to_cost(grid, hw.gpus[None, :])
     ckpt, stage, tp, offload, cp = (grid[choice, i] for i in range(5))
     gpus = hw.gpus[config]
-    model_split = tp * cp  # GPUs one sequence runs on
-    valid = (model_split <= gpus) & (np.mod(gpus, model_split) == 0)
-    dp = np.maximum(np.floor(gpus / model_split), 1.0)
+    valid, dp = _layout(tp, cp, gpus)
     group = dp * cp
     fused = _fused_attention(w, caps, hw.acc[config])
     act = activation_bytes_per_sample(s, ckpt.astype(np.int64), fused, w.training_job)
-    act = act / model_split
+    act = act / (tp * cp)  # the GPUs one sequence runs on
     state_gpu = state.per_gpu(tp, group, stage, offload)
     state_gpu = state_gpu + np.where(
         stage >= 3, ZERO3_LIVE_LAYERS * state.weights / max(s.layers, 1.0) / tp, 0.0

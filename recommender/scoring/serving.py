@@ -183,11 +183,9 @@ def plan_serving(
     ttft = prefill_time + decode + waiting * cycle / b
     latency = ttft + out * tpot
     copies = np.floor(gpus / tp)
-    busy = occupancy(w, b, cycle, ttft)
-    # where no occupancy meets the TTFT tail the plan misses its targets; it reports the rate
-    # of full slots, as a plan that misses a TPOT target does
-    requests = copies * b * np.where(busy > 0, busy, 1.0) / cycle
-    ok = fits & _meets_targets(w, tpot, ttft, latency) & (busy > 0)
+    busy, held = occupancy(w, b, cycle, ttft)
+    requests = copies * b * busy / cycle
+    ok = fits & _meets_targets(w, tpot, ttft, latency) & held
     score = np.where(ok, requests, -np.inf)
     flat = score.reshape(n_t * n_b, n_u)
     best = np.argmax(flat, axis=0)
@@ -248,19 +246,25 @@ def _running_batch(
     return np.asarray(running, dtype=np.float64), np.zeros_like(running, dtype=np.float64)
 
 
-def occupancy(w: Workload, slots: FloatArray, hold_s: FloatArray, ttft_s: FloatArray) -> FloatArray:
-    """Share of a copy's ``slots`` the rate may keep busy: 1 when requests queue without end
-    (a benchmark's Offline run) or a pinned concurrency is a closed loop; with
-    ``targets.latency_percentile`` (random arrivals), the most that keeps that percentile's
-    wait for a slot within what ``ttft_ms`` leaves after the prefill
-    (:func:`recommender.scoring.queueing.sustainable_occupancy`; ``hold_s``: the time a
-    request holds its slot, the serving cycle)."""
+def occupancy(
+    w: Workload, slots: FloatArray, hold_s: FloatArray, ttft_s: FloatArray
+) -> tuple[FloatArray, BoolArray]:
+    """(share of a copy's ``slots`` the rate keeps busy, whether that holds the TTFT tail).
+
+    The share is 1 when requests queue without end (a benchmark's Offline run) or a pinned
+    concurrency is a closed loop; with ``targets.latency_percentile`` (random arrivals), the
+    most that keeps that percentile's wait for a slot within what ``ttft_ms`` leaves after the
+    prefill (:func:`recommender.scoring.queueing.sustainable_occupancy`; ``hold_s``: the time
+    a request holds its slot, the serving cycle). Where no share holds it, the plan misses its
+    targets and keeps the full-slot rate, as a plan that misses a TPOT target does."""
     t = w.targets
     ones = np.ones(np.broadcast(slots, hold_s, ttft_s).shape)
     if t.latency_percentile is None or t.ttft_ms is None or "batch_size" in w.model_fields_set:
-        return ones
+        return ones, ones > 0
     allowed = t.ttft_ms / 1e3 - ttft_s
-    return sustainable_occupancy(slots * ones, hold_s * ones, allowed * ones, t.latency_percentile)
+    busy = sustainable_occupancy(slots * ones, hold_s * ones, allowed * ones, t.latency_percentile)
+    held = busy > 0
+    return np.where(held, busy, 1.0), held
 
 
 def _meets_targets(

@@ -15,6 +15,9 @@ from recommender.scoring.serving import Serving, weight_bytes
 from recommender.scoring.shape import Shape
 from recommender.workload import Workload
 
+# float slack when rounding a mean per-copy concurrency (5 clients / 2 copies = 2.5) up
+CONCURRENCY_ROUNDING = 1e-9
+
 __all__ = ["describe_plan", "remedies"]
 
 
@@ -92,8 +95,13 @@ def _serving_plan(w: Workload, sv: Serving, i: int) -> Plan:
     spec = w.inference
     assert spec is not None
     weights = spec.weights or w.precision
-    tp, conc = int(sv.tp[i]), int(sv.concurrency[i])
+    # A pinned concurrency spread over copies leaves some with one more client than others:
+    # the busiest copy's count is the one its KV cache must hold.
+    tp, conc = int(sv.tp[i]), math.ceil(float(sv.concurrency[i]) - CONCURRENCY_ROUNDING)
     assumed = [f"continuous batching of {conc} sequences per copy (KV cache and targets)"]
+    copies = int(sv.copies[i])
+    if "batch_size" in w.model_fields_set and copies > 1:
+        assumed.append(f"the {w.batch_size} concurrent requests spread over {copies} model copies")
     queued = int(sv.queued[i])
     if queued > 0:
         assumed.append(

@@ -221,7 +221,7 @@ def _llm(
     assert spec is not None
     cycle = (spec.output_tokens * sv.decode_s + sv.concurrency * sv.prefill_s)[cfg] * scale
     requests = np.where(sv.fits, sv.requests_per_s, 0.0)[cfg] / scale
-    samples = (sv.copies * sv.concurrency)[cfg]  # requests in flight per instance
+    samples = sv.in_flight[cfg]  # requests in flight per instance
     inputs, h2d = _host_side(w, caps, r, samples, samples / r.gpus)
     comm = overlap = np.zeros_like(cycle)
     memory_bound = sv.memory_bound[cfg]

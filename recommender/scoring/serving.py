@@ -72,9 +72,10 @@ class Serving:
 
     fits: BoolArray
     tp: FloatArray
-    concurrency: FloatArray  # sequences one model copy decodes at once
+    concurrency: FloatArray  # sequences one model copy decodes at once (a mean: see below)
     queued: FloatArray  # of a pinned concurrency, the requests per copy waiting for KV room
     copies: FloatArray  # model copies per instance
+    in_flight: FloatArray  # requests in flight per instance: busy copies x concurrency
     occupancy: FloatArray  # share of the slots kept busy (below 1: random arrivals, a TTFT tail)
     meets: BoolArray  # the plan meets the TTFT / TPOT / latency targets
     need_bytes: FloatArray  # per GPU: weights + runtime + the KV the concurrency uses
@@ -166,7 +167,8 @@ def plan_serving(
     replication = np.maximum(tp / max(s.kv_heads, 1.0), 1.0)  # KV heads copied when tp > heads
     kv_sequence = kv_bytes_per_sequence(s, spec.prompt_tokens, spec.output_tokens, kvb)
     kv_per_sequence = kv_sequence * replication / tp
-    asked = b
+    copies = np.floor(gpus / tp)
+    busy_copies, asked = _clients_per_copy(w, b, copies)
     b, waiting = _running_batch(w, asked, room - weights_gpu, kv_per_sequence)
     kv_gpu = b * kv_per_sequence
     need = weights_gpu + kv_gpu
@@ -182,9 +184,8 @@ def plan_serving(
     # finish, at ``b / cycle`` completions per second (a closed loop of ``asked`` clients).
     ttft = prefill_time + decode + waiting * cycle / b
     latency = ttft + out * tpot
-    copies = np.floor(gpus / tp)
     busy, held = occupancy(w, b, cycle, ttft)
-    requests = copies * b * busy / cycle
+    requests = busy_copies * b * busy / cycle
     ok = fits & _meets_targets(w, tpot, ttft, latency) & held
     score = np.where(ok, requests, -np.inf)
     flat = score.reshape(n_t * n_b, n_u)
@@ -206,6 +207,7 @@ def plan_serving(
         concurrency=pick(b),
         queued=pick(waiting),
         copies=pick(copies),
+        in_flight=pick(busy_copies * b),
         occupancy=pick(busy),
         meets=any_ok,
         need_bytes=pick(need) + RUNTIME_OVERHEAD_BYTES,
@@ -220,6 +222,23 @@ def plan_serving(
         tokens_per_s=np.where(chosen_fits, pick(requests) * out, 0.0),
         memory_bound=pick(memory_bound) > 0,
     )
+
+
+def _clients_per_copy(
+    w: Workload, concurrency: FloatArray, copies: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """(model copies with requests to serve, the concurrency each of them is asked for).
+
+    A concurrency the user pins (``batch_size``) is the instance's: a load test's clients
+    against one endpoint, which spreads them over the copies behind it, so ``n`` clients keep
+    ``min(copies, n)`` copies busy with ``n / min(copies, n)`` each on average (vLLM's
+    ``benchmark_serving --max-concurrency``, llmperf's ``--num-concurrent-requests``: clients
+    of the deployment, not of each replica). A concurrency the planner tries itself is per
+    copy: every copy runs that many."""
+    if "batch_size" not in w.model_fields_set:
+        return copies, concurrency
+    busy = np.maximum(np.minimum(copies, concurrency), 1.0)
+    return busy, np.asarray(concurrency / busy, dtype=np.float64)
 
 
 def _running_batch(

@@ -310,3 +310,31 @@ def test_an_offer_whose_plan_misses_the_ttft_or_tpot_target_is_not_picked(catalo
     reachable = recommend(_serve("llama-3-8b", targets={"tpot_ms": 50.0}), catalog=catalog, top=3)
     assert reachable.picks
     assert all(p.plan is not None and (p.plan.tpot_ms or 0) <= 50.0 for p in reachable.picks)
+
+
+def test_a_pinned_concurrency_is_the_instances_clients_spread_over_its_copies(
+    catalog: Catalog,
+) -> None:
+    """One client against 8 x H100 serving an 8B model one copy per GPU keeps one copy busy:
+    the instance generates what one GPU does for one sequence, not eight times that (the
+    load test's clients are the deployment's, not each replica's). Sixteen clients keep every
+    copy busy with two each."""
+    tp1 = {"tensor_parallel": 1}
+    one_client = predict(
+        _serve("llama-3-8b", batch_size=1, inference=tp1), "H100-SXM5-80GB", 8, catalog=catalog
+    )
+    one_gpu = predict(
+        _serve("llama-3-8b", batch_size=1, inference=tp1), "H100-SXM5-80GB", 1, catalog=catalog
+    )
+    assert one_client.plan is not None and one_client.plan.data_parallel == 8
+    assert one_client.plan.concurrency == 1
+    assert one_client.throughput == pytest.approx(one_gpu.throughput, rel=1e-6)
+    many = predict(
+        _serve("llama-3-8b", batch_size=16, inference=tp1), "H100-SXM5-80GB", 8, catalog=catalog
+    )
+    two_each = predict(
+        _serve("llama-3-8b", batch_size=2, inference=tp1), "H100-SXM5-80GB", 1, catalog=catalog
+    )
+    assert many.plan is not None and many.plan.concurrency == 2
+    assert many.throughput == pytest.approx(8 * two_each.throughput, rel=1e-6)
+    assert any("16 concurrent requests spread over 8" in a for a in many.plan.assumed)

@@ -125,7 +125,25 @@ class ServingSpec(_Spec):
     )
     kv_cache: KvFormat | None = None
     tensor_parallel: ParallelDegree = "auto"
+    max_output_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        le=10_000_000,
+        description="The generation cap (max_new_tokens). A static batch decodes until its "
+        "longest output ends, so it runs about this many steps; unset, every output is "
+        "output_tokens long",
+    )
     engine: Literal["continuous", "static"] = Field(
         default="continuous",
         description="continuous batching (vLLM, SGLang, TGI, TensorRT-LLM) or static batches",
     )
+
+    @model_validator(mode="after")
+    def _cap_above_mean(self) -> Self:
+        cap = self.max_output_tokens
+        if cap is not None and cap < self.output_tokens:
+            raise ValueError(
+                f"max_output_tokens ({cap}) caps every output, so it cannot be below "
+                f"output_tokens ({self.output_tokens}), their mean"
+            )
+        return self

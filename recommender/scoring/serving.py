@@ -165,7 +165,8 @@ def plan_serving(
     room = caps.memory_gb[hw.acc] * GIB * SERVING_MEMORY_UTILIZATION - RUNTIME_OVERHEAD_BYTES
     weights_gpu = s.parameters * wb / tp
     replication = np.maximum(tp / max(s.kv_heads, 1.0), 1.0)  # KV heads copied when tp > heads
-    kv_sequence = kv_bytes_per_sequence(s, spec.prompt_tokens, spec.output_tokens, kvb)
+    static, steps = _decode_steps(w)
+    kv_sequence = kv_bytes_per_sequence(s, spec.prompt_tokens, int(steps), kvb)
     kv_per_sequence = kv_sequence * replication / tp
     copies = np.floor(gpus / tp)
     busy_copies, asked = _clients_per_copy(w, b, copies)
@@ -174,16 +175,19 @@ def plan_serving(
     need = weights_gpu + kv_gpu
     fits = (tp <= gpus) & (np.mod(gpus, tp) == 0) & (b >= 1) & r.supported
     b = np.maximum(b, 1.0)  # configurations that do not fit still get finite figures
-    context = decoder_prompt(s, spec.prompt_tokens) + spec.output_tokens / 2.0
+    context = decoder_prompt(s, spec.prompt_tokens) + steps / 2.0
     decode, memory_bound = decode_step(w, s, r, tp, b, context, wb, kvb, cal)
     prefill_time = prefill(s, r, tp, float(spec.prompt_tokens), cal)
     out = float(spec.output_tokens)
-    cycle = out * decode + b * prefill_time
-    tpot = cycle / out
+    cycle = steps * decode + b * prefill_time
+    # Continuous batching interleaves the prefills with the decode steps, so each token
+    # waits for both; a static batch prefills its requests together, then decodes.
+    tpot = decode if static else cycle / out
+    first = b * prefill_time if static else prefill_time
     # A request that finds every KV slot taken waits for ``waiting`` requests ahead of it to
     # finish, at ``b / cycle`` completions per second (a closed loop of ``asked`` clients).
-    ttft = prefill_time + decode + waiting * cycle / b
-    latency = ttft + out * tpot
+    ttft = first + decode + waiting * cycle / b
+    latency = ttft + out * tpot if not static else cycle + waiting * cycle / b
     busy, held = occupancy(w, b, cycle, ttft)
     requests = busy_copies * b * busy / cycle
     ok = fits & _meets_targets(w, tpot, ttft, latency) & held
@@ -222,6 +226,21 @@ def plan_serving(
         tokens_per_s=np.where(chosen_fits, pick(requests) * out, 0.0),
         memory_bound=pick(memory_bound) > 0,
     )
+
+
+def _decode_steps(w: Workload) -> tuple[bool, float]:
+    """(whether batches are static, decode steps one batch of requests takes).
+
+    Continuous batching (Yu et al. 2022, "Orca") admits a request as another finishes, so a
+    slot decodes each request's ``output_tokens``. A static batch decodes until its longest
+    output ends, its finished sequences padded along (Orca, section 2.2): ``max_output_tokens``
+    (the generation cap) where stated, the bound a large batch's longest reaches, else
+    ``output_tokens`` (outputs of one length)."""
+    spec = w.inference
+    assert spec is not None
+    if spec.engine != "static":
+        return False, float(spec.output_tokens)
+    return True, float(spec.max_output_tokens or spec.output_tokens)
 
 
 def _clients_per_copy(

@@ -338,3 +338,34 @@ def test_a_pinned_concurrency_is_the_instances_clients_spread_over_its_copies(
     assert many.plan is not None and many.plan.concurrency == 2
     assert many.throughput == pytest.approx(8 * two_each.throughput, rel=1e-6)
     assert any("16 concurrent requests spread over 8" in a for a in many.plan.assumed)
+
+
+def test_a_static_batch_decodes_until_its_longest_output_ends(catalog: Catalog) -> None:
+    """Static batches (TensorRT-LLM with in-flight batching off, a Python generate loop) keep
+    finished sequences padded along until the longest ends: with a 150-token cap on outputs
+    of 75 tokens on average, a batch runs 150 decode steps, not 75, so it serves fewer
+    requests per second than continuous batching at the same batch; with outputs of one
+    length (no cap) both run the same steps. Its prefills run together before the first
+    token, so TPOT is one decode step."""
+    shape = {"prompt_tokens": 512, "output_tokens": 75, "max_batch": 64, "tensor_parallel": 1}
+
+    def run(**inference: Any) -> Any:
+        w = Workload.model_validate(
+            {
+                "name": "static",
+                "kind": "inference",
+                "model": {"name": "llama-3-8b", "execution": "engine"},
+                "inference": {**shape, **inference},
+            }
+        )
+        return predict(w, "H100-SXM5-80GB", 1, catalog=catalog)
+
+    continuous = run()
+    same_length = run(engine="static")
+    capped = run(engine="static", max_output_tokens=150)
+    assert same_length.throughput == pytest.approx(continuous.throughput, rel=0.02)
+    assert 0.4 * continuous.throughput < capped.throughput < 0.75 * continuous.throughput
+    assert capped.plan is not None and continuous.plan is not None
+    assert (capped.plan.tpot_ms or 0) < (continuous.plan.tpot_ms or 0)
+    with pytest.raises(ValueError, match="cannot be below output_tokens"):
+        run(engine="static", max_output_tokens=50)

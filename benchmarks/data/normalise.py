@@ -52,6 +52,8 @@ COLUMNS = [
     "image_size",
     "prompt_tokens",
     "output_tokens",
+    "max_output_tokens",
+    "batching",
     "accelerator",
     "gpus",
     "nodes",
@@ -362,6 +364,18 @@ def request_shape(family: str, model: str, row: Row) -> Row:
     return {"prompt_tokens": prompt, "output_tokens": output}
 
 
+def static_batching(family: str, model: str, accelerator: str) -> Row:
+    """How a submission's engine batched where it did not batch in flight
+    (``MLPERF_STATIC_BATCHES``: MLPerf's TensorRT Whisper runs static batches of its configured
+    size per GPU, each decoding up to the generation cap): its batch, ``batching: static`` and
+    the cap; else nothing."""
+    batch = rules.MLPERF_STATIC_BATCHES.get(model, {}).get(accelerator)
+    if family != "mlperf-inference-v5.1" or batch is None:
+        return {}
+    cap = rules.MLPERF_MAX_OUTPUT_TOKENS.get(model, "")
+    return {"batch": str(batch), "batching": "static", "max_output_tokens": cap}
+
+
 def image_size(family: str, model: str) -> str:
     """Pixels a side of the images a row's harness feeds its model where that is not the
     registry entry's resolution (``DLE_IMAGE_SIZE``), else blank."""
@@ -435,6 +449,8 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         "seq_len": row.get("seq_len") or _find(r"seq(?:uence)?[_ ]len(?:gth)? (\d+)", row["task"]),
         "image_size": image_size(family, model),
         **request_shape(family, model, row),
+        "max_output_tokens": "",
+        "batching": "",
         "accelerator": accelerator,
         "gpus": str(gpus),
         "nodes": str(nodes),
@@ -449,6 +465,7 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         "scope": row.get("scope") or "system",
         "source": row["source"],
     }
+    norm.update(static_batching(family, model, accelerator) if not reference else {})
     norm.update(reference)  # what a reference implementation really ran
     if family == "torchtitan" and work == "training" and not norm["seq_len"]:
         norm["seq_len"] = str(rules.TORCHTITAN_SEQ_LEN)

@@ -15,6 +15,7 @@ _V = TypeVar("_V")
 
 __all__ = [
     "ACCELERATOR_RULES",
+    "BATCHINGS",
     "CHECKPOINTINGS",
     "CHECKPOINTING_RULES",
     "DLE_CONVNET_BATCH",
@@ -23,6 +24,8 @@ __all__ = [
     "INTERCONNECTS",
     "METRICS",
     "MLPERF_LLM_REQUESTS",
+    "MLPERF_MAX_OUTPUT_TOKENS",
+    "MLPERF_STATIC_BATCHES",
     "MLPERF_TOKEN_RESULTS",
     "MODEL_RULES",
     "NO_NVLINK",
@@ -55,6 +58,8 @@ METRICS = (
     "seconds_latency",
 )
 SCOPES = ("system", "per_gpu", "per_stream")
+# How a serving engine batched: blank for in flight (continuous) or not serving.
+BATCHINGS = ("", "static")
 
 # Per-GPU batch of NVIDIA DeepLearningExamples' ConvNets training benchmarks, whose README
 # tables state none: ``launch.py --mode benchmark_training --platform P --precision X`` takes
@@ -196,6 +201,32 @@ MLPERF_REFERENCE_RUNS: dict[str, dict[str, str]] = {
     "whisper-large-v3": {"precision": "bf16", "gpus": "1", "batch": "1"},
     "retinanet-resnext50": {"execution": "eager", "engine": "", "batch": "1"},
 }
+
+# How MLPerf v5.1's TensorRT Whisper submissions batch (every system in the results that runs
+# NVIDIA's harness): static batches of ``gpu_batch_size`` transcripts per GPU, the runtime's
+# ``use_inflight_batching: False`` (a batch decodes until its longest transcript ends), at most
+# ``max_output_len`` 150 new tokens (ntuhpc/inference_results_v5.1@a634ab77,
+# closed/NVIDIA/code/whisper/tensorrt/generation_config.json; harness whisper_models.py
+# ``process_batch(..., max_new_tokens=150)``). The batch per GPU, by accelerator, from each
+# system's configs/<system>/Offline/whisper.py ``model_fields.gpu_batch_size`` (encoder and
+# decoder alike): B200 and GB200 320 (closed/NVIDIA B200-SXM-180GBx8 and GB200-NVL72_GB200-
+# 186GB_aarch64x4; Dell, Lenovo, Supermicro, Oracle, Google alike), H200 SXM and NVL 256
+# (closed/Dell XE9680_H200_SXM_141GBx8 and XE7745_H200_NVL_141GBx8; ASUSTeK, Google, HPE
+# DL385 x2, Quanta alike), H100 NVL 64 (closed/Dell R7715-H100-NVL-94GBx3), L40S 64
+# (closed/Dell XE7740_L40S_PCIe_48GBx8), L4 32 (closed/Dell R570-L4-PCIE-24GBx4). HPE's
+# DL380A systems (10 x H200 NVL, 8 x RTX PRO 6000) batch in flight; no row here is theirs.
+MLPERF_STATIC_BATCHES: dict[str, dict[str, int]] = {
+    "whisper-large-v3": {
+        "B200": 320,
+        "GB200": 320,
+        "H200-SXM-141GB": 256,
+        "H200-NVL-141GB": 256,
+        "H100-NVL-94GB": 64,
+        "L40S": 64,
+        "L4": 32,
+    },
+}
+MLPERF_MAX_OUTPUT_TOKENS = {"whisper-large-v3": "150"}
 
 # MLPerf Inference benchmarks whose Offline result counts generated tokens although the results
 # summary labels it samples/s: the submission checker reads ``result_tokens_per_second`` for

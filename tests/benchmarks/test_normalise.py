@@ -123,6 +123,7 @@ def test_every_field_is_in_its_vocabulary(normalise: ModuleType, rows: list) -> 
         assert row["interconnect"] in (*vocab.INTERCONNECTS, ""), row["row_id"]
         assert row["metric"] in vocab.METRICS, row["row_id"]
         assert row["scope"] in vocab.SCOPES, row["row_id"]
+        assert row["batching"] in vocab.BATCHINGS, row["row_id"]
         assert float(row["value"]) > 0, row["row_id"]
         assert int(row["gpus"]) >= 1 and int(row["nodes"]) >= 1
         assert (row["usable"] == "yes") == (row["why_not"] == ""), row["row_id"]
@@ -242,7 +243,11 @@ def test_reference_runs_are_what_the_reference_code_ran(rows: list) -> None:
     assert {(r["precision"], r["gpus"], r["batch"]) for r in reference} == {("bf16", "1", "1")}
     vendor = [r for r in whisper if r not in reference]
     assert vendor and {r["precision"] for r in vendor} == {"fp16"}
-    assert not any(r["batch"] for r in vendor)
+    # the vendor builds run static batches of their configured size up to the 150-token cap
+    assert {(r["batching"], r["max_output_tokens"]) for r in vendor} == {("static", "150")}
+    batch = {r["accelerator"]: r["batch"] for r in vendor}
+    assert batch["B200"] == "320" and batch["H200-SXM-141GB"] == "256" and batch["L4"] == "32"
+    assert not any(r["batching"] for r in reference)
     # RetinaNet's reference: TorchScript op by op at --max-batchsize 1 (its console log)
     retinanet = [
         r

@@ -98,7 +98,11 @@ def _serving_plan(w: Workload, sv: Serving, i: int) -> Plan:
     # A pinned concurrency spread over copies leaves some with one more client than others:
     # the busiest copy's count is the one its KV cache must hold.
     tp, conc = int(sv.tp[i]), math.ceil(float(sv.concurrency[i]) - CONCURRENCY_ROUNDING)
-    assumed = [f"continuous batching of {conc} sequences per copy (KV cache and targets)"]
+    if spec.engine == "static":
+        steps = spec.max_output_tokens or spec.output_tokens
+        assumed = [f"static batches of {conc} sequences per copy, each {steps} decode steps long"]
+    else:
+        assumed = [f"continuous batching of {conc} sequences per copy (KV cache and targets)"]
     copies = int(sv.copies[i])
     if "batch_size" in w.model_fields_set and copies > 1:
         assumed.append(f"the {w.batch_size} concurrent requests spread over {copies} model copies")

@@ -219,7 +219,7 @@ def _llm(
     sv = plan_serving(w, s, caps, accs, hw, cal)
     spec = w.inference
     assert spec is not None
-    cycle = (spec.output_tokens * sv.decode_s + sv.concurrency * sv.prefill_s)[cfg] * scale
+    cycle = sv.cycle_s[cfg] * scale
     requests = np.where(sv.fits, sv.requests_per_s, 0.0)[cfg] / scale
     samples = sv.in_flight[cfg]  # requests in flight per instance
     inputs, h2d = _host_side(w, caps, r, samples, samples / r.gpus)

@@ -83,6 +83,7 @@ class Serving:
     kv_bytes: FloatArray  # per GPU at the chosen concurrency
     prefill_s: FloatArray  # one request's prefill
     decode_s: FloatArray  # one decode step of the batch
+    cycle_s: FloatArray  # one slot's turn: its prefills and decode steps (a static batch's run)
     tpot_s: FloatArray
     ttft_s: FloatArray
     latency_s: FloatArray  # one request end to end
@@ -219,6 +220,7 @@ def plan_serving(
         kv_bytes=pick(kv_gpu),
         prefill_s=pick(prefill_time),
         decode_s=pick(decode),
+        cycle_s=pick(cycle),
         tpot_s=pick(tpot),
         ttft_s=pick(ttft),
         latency_s=pick(latency),

@@ -367,5 +367,8 @@ def test_a_static_batch_decodes_until_its_longest_output_ends(catalog: Catalog) 
     assert 0.4 * continuous.throughput < capped.throughput < 0.75 * continuous.throughput
     assert capped.plan is not None and continuous.plan is not None
     assert (capped.plan.tpot_ms or 0) < (continuous.plan.tpot_ms or 0)
+    # the step is the batch's whole run: 150 decode steps against 75, the same prefills
+    assert continuous.step_time_s < capped.step_time_s < 2 * continuous.step_time_s
+    assert any("150 decode steps long" in a for a in capped.plan.assumed)
     with pytest.raises(ValueError, match="cannot be below output_tokens"):
         run(engine="static", max_output_tokens=50)

@@ -36,6 +36,7 @@ from recommender.scoring.predict import Predictions
 from recommender.scoring.serving import (
     SERVING_MEMORY_UTILIZATION,
     _batch_choices,
+    _decode_steps,
     _format,
     _meets_targets,
     _rates,
@@ -82,21 +83,25 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     room = ctx.caps.memory_gb[hw.acc].reshape(1, n_c, 1) * GIB * SERVING_MEMORY_UTILIZATION
     room = room - RUNTIME_OVERHEAD_BYTES
     weights = s.parameters * wb / (g * n)
-    sequence = kv_bytes_per_sequence(s, spec.prompt_tokens, spec.output_tokens, kvb)
+    static, steps = _decode_steps(w)
+    sequence = kv_bytes_per_sequence(s, spec.prompt_tokens, int(steps), kvb)
     replication = np.maximum(g / max(s.kv_heads, 1.0), 1.0)
     kv = b * sequence * replication / (g * n)
     supported = r.supported.reshape(1, n_c, 1)
     fits = (weights + kv <= room) & supported & (s.heads % g == 0) & (b >= n)
     on_grid = _on_grid(r, shape)
     mb = np.maximum(b / n, 1.0)
-    context = decoder_prompt(s, spec.prompt_tokens) + spec.output_tokens / 2.0
+    context = decoder_prompt(s, spec.prompt_tokens) + steps / 2.0
     decode, memory_bound = decode_step(w, s, on_grid, g, mb, context, wb, kvb, ctx.calibration)
     token = decode + (n - 1.0) * P2P_LATENCY_S
     prefill_time = prefill(s, on_grid, g, float(spec.prompt_tokens), ctx.calibration)
     out = float(spec.output_tokens)
-    cycle = out * token + mb * prefill_time
-    tpot, ttft = cycle / out, prefill_time + token
-    latency = ttft + out * tpot
+    cycle = steps * token + mb * prefill_time
+    if static:  # the batch prefills together, then decodes to its longest output
+        tpot, ttft, latency = token, mb * prefill_time + token, cycle
+    else:
+        tpot, ttft = cycle / out, prefill_time + token
+        latency = ttft + out * tpot
     busy, held = occupancy(w, b, cycle, ttft)
     ok = fits & _meets_targets(w, tpot, ttft, latency) & held
     return {

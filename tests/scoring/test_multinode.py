@@ -237,3 +237,25 @@ def test_under_a_budget_the_fastest_cluster_within_it(catalog: Catalog) -> None:
     none = run(1e5)
     assert not none.picks
     assert any(a.startswith("No plan fits the $100,000 budget: the cheapest") for a in none.advice)
+
+
+def test_a_static_batch_across_nodes_decodes_to_its_cap(catalog: Catalog) -> None:
+    """Static batches served across nodes run to the generation cap as on one node: a cap of
+    twice the mean output costs more decode steps, so fewer tokens per second."""
+
+    def serve(**inference: Any) -> Workload:
+        w = _deepseek()
+        spec = w.inference.model_copy(update=inference) if w.inference else None
+        return w.model_copy(
+            update={
+                "inference": spec,
+                "targets": w.targets.model_copy(update={"tpot_ms": None, "tokens_per_s": None}),
+            }
+        )
+
+    same = predict(serve(engine="static"), "H100", 8, nodes=2, catalog=catalog)
+    capped = predict(
+        serve(engine="static", max_output_tokens=512), "H100", 8, nodes=2, catalog=catalog
+    )
+    assert same.tokens_per_s and capped.tokens_per_s
+    assert capped.tokens_per_s < 0.9 * same.tokens_per_s

@@ -68,6 +68,14 @@ KERNELS_PER_TRANSFORMER_LAYER = {"eager": 22.0, "compiled": 8.0}
 KERNELS_CNN_FORWARD = 174.0
 KERNELS_GENERIC_FORWARD = 100.0
 COMPILED_KERNEL_SHARE = 0.4  # a compiled CNN launches ~40 % of the eager kernels
+# Eager mixed precision (torch.autocast, fp16 / bf16) adds a cast kernel per weighted layer
+# each forward: autocast caches the lower-precision copies of fp32 weights only inside one
+# autocast region and clears the cache on leaving the outermost one (pytorch
+# aten/src/ATen/autocast_mode.cpp, cached_cast and clear_cache), so every step casts them
+# again. ResNet-50 has 54 weighted layers (53 convolutions and the classifier) among its 174
+# kernels (benchmarks/data/cnn_kernels.py); a compiled graph folds the casts.
+AUTOCAST_CASTS_PER_CNN_KERNEL = 54.0 / 174.0
+AUTOCAST_PRECISIONS = frozenset({"fp16", "bf16"})
 # Activation elements per forward FLOP of a CNN that states none: ResNet-50 at 224 px writes
 # 11.11 M activations for 8.22 GFLOPs (timm results CSV at aa4b5850, infer_macts and
 # infer_gmacs x 2). Depthwise nets write several times more per FLOP (EfficientNet-B0:
@@ -191,7 +199,10 @@ def _kernels_per_forward(w: Workload, s: Shape) -> float:
         arch = w.model.architecture
         given = arch.forward_kernels if isinstance(arch, GivenArch) else None
         eager = float(given) if given is not None else KERNELS_CNN_FORWARD
-        return eager * (1.0 if mode == "eager" else COMPILED_KERNEL_SHARE)
+        if mode != "eager":
+            return eager * COMPILED_KERNEL_SHARE
+        autocast = w.precision in AUTOCAST_PRECISIONS
+        return eager * (1.0 + (AUTOCAST_CASTS_PER_CNN_KERNEL if autocast else 0.0))
     return KERNELS_GENERIC_FORWARD
 
 

@@ -261,12 +261,13 @@ def test_an_engine_takes_the_compiled_constants_it_has_no_own_entry_for() -> Non
 
 def test_a_cnn_launches_the_kernels_its_registry_entry_counts() -> None:
     """Eager issue time follows each CNN's counted kernels per forward (timm's definitions):
-    SE-ResNeXt101 launches 542 to ResNet-50's 174; an entry without a count takes 174."""
+    in fp32 SE-ResNeXt101 launches 542 to ResNet-50's 174; an entry without a count takes
+    174."""
     from recommender.models.registry import resolve_model
     from recommender.scoring.step_time import KERNELS_CNN_FORWARD, _kernels_per_forward
 
     def kernels(name: str, execution: str = "eager") -> float:
-        w = make(model={"name": name, "execution": execution}, batch_size=1)
+        w = make(model={"name": name, "execution": execution}, precision="fp32", batch_size=1)
         return _kernels_per_forward(w, shape_of(w))
 
     assert kernels("resnet-50") == KERNELS_CNN_FORWARD == 174.0
@@ -274,6 +275,41 @@ def test_a_cnn_launches_the_kernels_its_registry_entry_counts() -> None:
     assert kernels("se-resnext101-32x4d", "compiled") < kernels("se-resnext101-32x4d")
     assert resolve_model("yolov8m").architecture.forward_kernels is None
     assert kernels("yolov8m") == KERNELS_CNN_FORWARD
+
+
+def test_eager_mixed_precision_casts_every_weighted_layer_each_forward(catalog: Catalog) -> None:
+    """torch.autocast re-casts the fp32 weights of ResNet-50's 54 weighted layers on every
+    forward (its cast cache lives for one autocast region): 174 + 54 eager kernels in fp16 or
+    bf16, 174 in fp32; a compiled graph folds the casts. At batch 1 on a V100 the eager
+    network is issue-bound, so fp16 runs at about 174 / 228 of the fp32 rate, not faster."""
+    from recommender.scoring.step_time import (
+        AUTOCAST_CASTS_PER_CNN_KERNEL,
+        KERNELS_CNN_FORWARD,
+        _kernels_per_forward,
+    )
+
+    def job(precision: str, execution: str = "eager") -> Workload:
+        return make(
+            kind="inference",
+            model={"name": "resnet-50", "execution": execution},
+            precision=precision,
+            batch_size=1,
+        )
+
+    def kernels(precision: str, execution: str = "eager") -> float:
+        w = job(precision, execution)
+        return _kernels_per_forward(w, shape_of(w))
+
+    assert KERNELS_CNN_FORWARD * AUTOCAST_CASTS_PER_CNN_KERNEL == pytest.approx(54.0)
+    assert kernels("fp16") == kernels("bf16") == pytest.approx(228.0)
+    assert kernels("fp32") == kernels("tf32") == KERNELS_CNN_FORWARD
+    assert kernels("fp16", "compiled") == kernels("fp32", "compiled")
+
+    def rate(precision: str, execution: str = "eager") -> float:
+        return predict(job(precision, execution), "V100-SXM2-16GB", 1, catalog=catalog).throughput
+
+    assert rate("fp16") == pytest.approx(rate("fp32") * 174.0 / 228.0, rel=0.1)
+    assert rate("fp16", "compiled") > rate("fp16")
 
 
 def test_flash_attention_2_runs_at_about_half_rate_on_hopper_only(catalog: Catalog) -> None:

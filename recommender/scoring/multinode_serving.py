@@ -41,6 +41,7 @@ from recommender.scoring.serving import (
     _meets_targets,
     _rates,
     occupancy,
+    request_timing,
     weight_bytes,
 )
 from recommender.scoring.serving_step import (
@@ -83,7 +84,7 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     room = ctx.caps.memory_gb[hw.acc].reshape(1, n_c, 1) * GIB * SERVING_MEMORY_UTILIZATION
     room = room - RUNTIME_OVERHEAD_BYTES
     weights = s.parameters * wb / (g * n)
-    static, steps = _decode_steps(w)
+    _, steps = _decode_steps(w)
     sequence = kv_bytes_per_sequence(s, spec.prompt_tokens, int(steps), kvb)
     replication = np.maximum(g / max(s.kv_heads, 1.0), 1.0)
     kv = b * sequence * replication / (g * n)
@@ -95,13 +96,7 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     decode, memory_bound = decode_step(w, s, on_grid, g, mb, context, wb, kvb, ctx.calibration)
     token = decode + (n - 1.0) * P2P_LATENCY_S
     prefill_time = prefill(s, on_grid, g, float(spec.prompt_tokens), ctx.calibration)
-    out = float(spec.output_tokens)
-    cycle = steps * token + mb * prefill_time
-    if static:  # the batch prefills together, then decodes to its longest output
-        tpot, ttft, latency = token, mb * prefill_time + token, cycle
-    else:
-        tpot, ttft = cycle / out, prefill_time + token
-        latency = ttft + out * tpot
+    cycle, tpot, ttft, latency = request_timing(w, token, prefill_time, mb)
     busy, held = occupancy(w, b, cycle, ttft)
     ok = fits & _meets_targets(w, tpot, ttft, latency) & held
     return {

@@ -48,6 +48,7 @@ __all__ = [
     "Serving",
     "occupancy",
     "plan_serving",
+    "request_timing",
     "weight_bytes",
     "weight_bytes_per_parameter",
     "weight_support",
@@ -166,7 +167,7 @@ def plan_serving(
     room = caps.memory_gb[hw.acc] * GIB * SERVING_MEMORY_UTILIZATION - RUNTIME_OVERHEAD_BYTES
     weights_gpu = s.parameters * wb / tp
     replication = np.maximum(tp / max(s.kv_heads, 1.0), 1.0)  # KV heads copied when tp > heads
-    static, steps = _decode_steps(w)
+    _, steps = _decode_steps(w)
     kv_sequence = kv_bytes_per_sequence(s, spec.prompt_tokens, int(steps), kvb)
     kv_per_sequence = kv_sequence * replication / tp
     copies = np.floor(gpus / tp)
@@ -180,15 +181,7 @@ def plan_serving(
     decode, memory_bound = decode_step(w, s, r, tp, b, context, wb, kvb, cal)
     prefill_time = prefill(s, r, tp, float(spec.prompt_tokens), cal)
     out = float(spec.output_tokens)
-    cycle = steps * decode + b * prefill_time
-    # Continuous batching interleaves the prefills with the decode steps, so each token
-    # waits for both; a static batch prefills its requests together, then decodes.
-    tpot = decode if static else cycle / out
-    first = b * prefill_time if static else prefill_time
-    # A request that finds every KV slot taken waits for ``waiting`` requests ahead of it to
-    # finish, at ``b / cycle`` completions per second (a closed loop of ``asked`` clients).
-    ttft = first + decode + waiting * cycle / b
-    latency = ttft + out * tpot if not static else cycle + waiting * cycle / b
+    cycle, tpot, ttft, latency = request_timing(w, decode, prefill_time, b, waiting)
     busy, held = occupancy(w, b, cycle, ttft)
     requests = busy_copies * b * busy / cycle
     ok = fits & _meets_targets(w, tpot, ttft, latency) & held
@@ -243,6 +236,38 @@ def _decode_steps(w: Workload) -> tuple[bool, float]:
     if spec.engine != "static":
         return False, float(spec.output_tokens)
     return True, float(spec.max_output_tokens or spec.output_tokens)
+
+
+def request_timing(
+    w: Workload,
+    step: FloatArray,
+    prefill_time: FloatArray,
+    batch: FloatArray,
+    waiting: FloatArray | float = 0.0,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """(cycle, TPOT, TTFT, request latency) in seconds of ``batch`` slots whose decode step
+    takes ``step`` and each prefill ``prefill_time``, for the single-node and the multi-node
+    planners alike.
+
+    A slot's cycle is its decode steps (:func:`_decode_steps`) plus the batch's prefills.
+    Continuous batching interleaves the prefills with the decode steps, so each token waits
+    for both (TPOT = cycle / output tokens) and a request's first token one prefill and one
+    step; a static batch prefills its requests together, then decodes, so its first token
+    waits for every prefill and its requests end with the cycle. A request that finds every
+    KV slot taken waits for ``waiting`` requests ahead of it to finish, at ``batch / cycle``
+    completions per second (a closed loop of clients)."""
+    spec = w.inference
+    assert spec is not None
+    static, steps = _decode_steps(w)
+    out = float(spec.output_tokens)
+    cycle = np.asarray(steps * step + batch * prefill_time)
+    queue = np.asarray(waiting * cycle / batch)
+    if static:
+        ttft = np.asarray(batch * prefill_time + step + queue)
+        return cycle, np.asarray(step), ttft, np.asarray(cycle + queue)
+    tpot = np.asarray(cycle / out)
+    ttft = np.asarray(prefill_time + step + queue)
+    return cycle, tpot, ttft, np.asarray(ttft + out * tpot)
 
 
 def _clients_per_copy(

@@ -372,3 +372,27 @@ def test_a_static_batch_decodes_until_its_longest_output_ends(catalog: Catalog) 
     assert any("150 decode steps long" in a for a in capped.plan.assumed)
     with pytest.raises(ValueError, match="cannot be below output_tokens"):
         run(engine="static", max_output_tokens=50)
+
+
+def test_request_timing_is_one_formula_for_continuous_and_static_batches() -> None:
+    """Both planners (one node, several) take their cycle, TPOT, TTFT and latency from
+    ``request_timing``: 4 slots, a 10 ms decode step, 100 ms prefills, 100 output tokens.
+    Continuous: cycle 100 x 10 + 4 x 100 = 1,400 ms, TPOT 14 ms, TTFT 110 ms, latency
+    1,510 ms. Static with a 150-token cap: cycle 1,900 ms, TPOT 10 ms, the first token after
+    all 4 prefills and a step (410 ms), the request done with the cycle. Two clients queued
+    ahead wait 2 / 4 of a cycle more."""
+    import numpy as np
+
+    from recommender.scoring.serving import request_timing
+
+    def timing(waiting: float = 0.0, **inference: Any) -> list[float]:
+        w = _serve("llama-3-8b", inference={"output_tokens": 100, **inference})
+        got = request_timing(w, np.array(0.010), np.array(0.100), np.array(4.0), waiting)
+        return [float(x) * 1e3 for x in got]
+
+    assert timing() == pytest.approx([1400.0, 14.0, 110.0, 1510.0])
+    static = timing(engine="static", max_output_tokens=150)
+    assert static == pytest.approx([1900.0, 10.0, 410.0, 1900.0])
+    queued = timing(2.0, engine="static", max_output_tokens=150)
+    assert queued == pytest.approx([1900.0, 10.0, 410.0 + 950.0, 1900.0 + 950.0])
+    assert timing(2.0)[2] == pytest.approx(110.0 + 700.0)

@@ -133,6 +133,12 @@ NO_OPTIMIZER_SOURCES = frozenset({"neusight"})
 # attention was opt-in (pytorch/pytorch#138522); torchao's float8 end-to-end figures are
 # torchtitan runs.
 FLASH_ATTENTION_2_SOURCES = frozenset({"torchtitan", "torchao"})
+# Serving engines that allocate only what they need instead of a share of the device
+# (``inference.memory_utilization: 1``): llama.cpp loads the weights and sizes its KV cache by
+# the context it is given (``n_ctx`` in ``llama_context_params``, ggml-org/llama.cpp
+# include/llama.h) and has no option reserving a fraction of GPU memory, unlike vLLM's
+# ``gpu_memory_utilization`` (default 0.9, the engine's default).
+WHOLE_DEVICE_ENGINES = frozenset({"llama.cpp"})
 # Inference-engine rows (MLPerf Offline / Server) that state no batch: engines batch deeply;
 # 64 is taken (an assumption, not a figure from the source).
 DEFAULT_ENGINE_BATCH = 64
@@ -255,6 +261,7 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
             # clients; it decodes up to the generation cap
             **({"engine": "static", "max_batch": batch} if static and batch else {}),
             **({"max_output_tokens": _int(r["max_output_tokens"])} if static else {}),
+            **({"memory_utilization": 1.0} if r["engine"] in WHOLE_DEVICE_ENGINES else {}),
         }
         limits = MLPERF_LATENCY_LIMITS.get((r["model_key"], r["measure"]))
         if limits:

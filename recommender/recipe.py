@@ -137,6 +137,15 @@ class ServingSpec(_Spec):
         default="continuous",
         description="continuous batching (vLLM, SGLang, TGI, TensorRT-LLM) or static batches",
     )
+    memory_utilization: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="Share of each GPU's memory the engine may take for the weights, its "
+        "runtime and the KV cache (vLLM's gpu_memory_utilization, SGLang's "
+        "mem_fraction_static); unset, vLLM's default 0.9. An engine that allocates only what "
+        "it needs, such as llama.cpp, takes 1",
+    )
 
     @model_validator(mode="after")
     def _cap_above_mean(self) -> Self:

@@ -11,7 +11,7 @@ from recommender.scoring.memory import GB, NF4_BYTES_PER_PARAMETER, usable_bytes
 from recommender.scoring.plan import CHECKPOINTING, SHARDING, Plans
 from recommender.scoring.predict import Predictions
 from recommender.scoring.results import Plan
-from recommender.scoring.serving import Serving, weight_bytes
+from recommender.scoring.serving import SERVING_MEMORY_UTILIZATION, Serving, weight_bytes
 from recommender.scoring.shape import Shape
 from recommender.workload import Workload
 
@@ -120,6 +120,11 @@ def _serving_plan(w: Workload, sv: Serving, i: int) -> Plan:
         )
     if spec.tensor_parallel == "auto" and tp > 1:
         assumed.append(f"tensor parallel {tp}")
+    if spec.memory_utilization is None:
+        assumed.append(
+            f"the engine takes {SERVING_MEMORY_UTILIZATION:.0%} of each GPU's memory (vLLM's "
+            "default; state inference.memory_utilization for your engine's)"
+        )
     unstated = _unstated_request_shape(w)
     if unstated:
         assumed.append(unstated)

@@ -34,12 +34,12 @@ from recommender.scoring.multinode import P2P_LATENCY_S
 from recommender.scoring.plan import Hardware
 from recommender.scoring.predict import Predictions
 from recommender.scoring.serving import (
-    SERVING_MEMORY_UTILIZATION,
     _batch_choices,
     _decode_steps,
     _format,
     _meets_targets,
     _rates,
+    memory_utilization,
     occupancy,
     request_timing,
     weight_bytes,
@@ -81,7 +81,7 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     b = np.broadcast_to(batches.reshape(n_b, 1, 1), shape)
     g = np.broadcast_to(hw.gpus.reshape(1, n_c, 1), shape)
     n = np.broadcast_to(nodes.reshape(1, 1, n_k), shape)
-    room = ctx.caps.memory_gb[hw.acc].reshape(1, n_c, 1) * GIB * SERVING_MEMORY_UTILIZATION
+    room = ctx.caps.memory_gb[hw.acc].reshape(1, n_c, 1) * GIB * memory_utilization(w)
     room = room - RUNTIME_OVERHEAD_BYTES
     weights = s.parameters * wb / (g * n)
     _, steps = _decode_steps(w)

@@ -1,9 +1,10 @@
 """LLM serving as engines run it: continuous batching bounded by the KV cache, prefill and
 decode predicted apart, tensor parallelism and concurrency chosen per configuration.
 
-- Memory: the engine takes ``SERVING_MEMORY_UTILIZATION`` of the device (vLLM's
-  ``gpu_memory_utilization`` default, 0.9); the weights (divided by the tensor-parallel
-  degree) and the runtime come first, the rest holds KV blocks. Concurrency is bounded by
+- Memory: the engine takes ``inference.memory_utilization`` of the device, by default
+  ``SERVING_MEMORY_UTILIZATION`` (vLLM's ``gpu_memory_utilization`` default, 0.9); the
+  weights (divided by the tensor-parallel degree) and the runtime come first, the rest holds
+  KV blocks. Concurrency is bounded by
   that room, by ``inference.max_batch`` (vLLM's ``max_num_seqs`` default is 256) and by the
   latency targets.
 - Prefill and decode are costed apart (``serving_step``: one prefill, one decode step of a
@@ -46,6 +47,7 @@ from recommender.workload import Workload
 __all__ = [
     "SERVING_MEMORY_UTILIZATION",
     "Serving",
+    "memory_utilization",
     "occupancy",
     "plan_serving",
     "request_timing",
@@ -117,6 +119,14 @@ def weight_support(acc: Accelerator, fmt: str) -> tuple[bool, str]:
     return True, "fp16" if fmt == "int4" else fmt
 
 
+def memory_utilization(w: Workload) -> float:
+    """Share of each GPU's memory the serving engine takes: the workload's
+    ``inference.memory_utilization``, else vLLM's default (``SERVING_MEMORY_UTILIZATION``)."""
+    spec = w.inference
+    stated = spec.memory_utilization if spec is not None else None
+    return stated if stated is not None else SERVING_MEMORY_UTILIZATION
+
+
 def _format(w: Workload) -> tuple[str, str]:
     spec = w.inference
     assert spec is not None
@@ -164,7 +174,7 @@ def plan_serving(
     tp = np.broadcast_to(np.array(tps, dtype=np.float64).reshape(n_t, 1, 1), (n_t, n_b, n_u))
     b = np.broadcast_to(np.array(batches, dtype=np.float64).reshape(1, n_b, 1), (n_t, n_b, n_u))
     gpus = np.broadcast_to(hw.gpus, (n_t, n_b, n_u))
-    room = caps.memory_gb[hw.acc] * GIB * SERVING_MEMORY_UTILIZATION - RUNTIME_OVERHEAD_BYTES
+    room = caps.memory_gb[hw.acc] * GIB * memory_utilization(w) - RUNTIME_OVERHEAD_BYTES
     weights_gpu = s.parameters * wb / tp
     replication = np.maximum(tp / max(s.kv_heads, 1.0), 1.0)  # KV heads copied when tp > heads
     _, steps = _decode_steps(w)

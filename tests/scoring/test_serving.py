@@ -396,3 +396,29 @@ def test_request_timing_is_one_formula_for_continuous_and_static_batches() -> No
     queued = timing(2.0, engine="static", max_output_tokens=150)
     assert queued == pytest.approx([1900.0, 10.0, 410.0 + 950.0, 1900.0 + 950.0])
     assert timing(2.0)[2] == pytest.approx(110.0 + 700.0)
+
+
+def test_an_engine_that_takes_the_whole_gpu_fits_what_vllms_default_does_not(
+    catalog: Catalog,
+) -> None:
+    """Llama 3 8B in fp16 is 15.0 GiB of weights. On a 16 GB T4, vLLM's default 0.9 of the
+    memory leaves 13.6 GiB after the runtime: it does not fit. An engine that allocates only
+    what it needs (llama.cpp: ``memory_utilization: 1``) holds it with KV room to spare, and
+    the plan says which share it assumed."""
+
+    def run(**inference: Any) -> Any:
+        w = _serve("llama-3-8b", precision="fp16", inference={"tensor_parallel": 1, **inference})
+        return predict(w, "T4", 1, catalog=catalog)
+
+    default, whole = run(), run(memory_utilization=1.0)
+    assert not default.fits_in_memory
+    assert whole.fits_in_memory and whole.throughput > 0
+    assert whole.plan is not None and whole.plan.concurrency >= 1
+    assert not any("of each GPU's memory" in a for a in whole.plan.assumed)
+    on_a100 = predict(_serve("llama-3-8b"), "A100-SXM4-80GB", 1, catalog=catalog)
+    assert on_a100.plan is not None
+    assert any("takes 90% of each GPU's memory" in a for a in on_a100.plan.assumed)
+    half = _serve("llama-3-8b", inference={"memory_utilization": 0.5})
+    assert half.inference is not None and half.inference.memory_utilization == 0.5
+    with pytest.raises(ValueError, match="less than or equal to 1"):
+        _serve("llama-3-8b", inference={"memory_utilization": 1.2})

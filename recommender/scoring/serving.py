@@ -4,9 +4,8 @@ decode predicted apart, tensor parallelism and concurrency chosen per configurat
 - Memory: the engine takes ``inference.memory_utilization`` of the device, by default
   ``SERVING_MEMORY_UTILIZATION`` (vLLM's ``gpu_memory_utilization`` default, 0.9); the
   weights (divided by the tensor-parallel degree) and the runtime come first, the rest holds
-  KV blocks. Concurrency is bounded by
-  that room, by ``inference.max_batch`` (vLLM's ``max_num_seqs`` default is 256) and by the
-  latency targets.
+  KV blocks. Concurrency is bounded by that room, by ``inference.max_batch`` (vLLM's
+  ``max_num_seqs`` default is 256) and by the latency targets.
 - Prefill and decode are costed apart (``serving_step``: one prefill, one decode step of a
   batch, encoder-decoders included).
 - Continuous batching (Yu et al. 2022, "Orca"; Kwon et al. 2023, "vLLM"): in steady state

@@ -121,7 +121,13 @@ TORCHTITAN_SEQ_LEN = 8192
 # blogs/artificial-intelligence/mlperf-inference-v5.1/README.md, "Load Balancing").
 MLPERF_LLM_REQUESTS: dict[str, tuple[str, str]] = {
     "llama-3.1-405b": ("9428", "685"),  # README: tokens_per_sample 684.68; AMD: average 684
-    "llama-2-70b": ("", "294"),  # tokens_per_sample 294.45
+    # Llama 2 70B (OpenOrca, 24,576 samples): prompts of 222.3 tokens on average, the sum of
+    # the dataset's ``tok_input_length`` column, 5,463,976, over its rows (an extraction
+    # digest-bound to MLCommons' open_orca_gpt4_tokenized_llama.sampled_24576.pkl.gz:
+    # FlashLab-MBZUAI/HBFSim@96cf1b37, validation/calibration/
+    # h100-llama2-70b-calibration-protocol.json, workload_evidence.lengths_csv.input_tokens);
+    # outputs: the README's tokens_per_sample 294.45
+    "llama-2-70b": ("222", "294"),
     "mixtral-8x7b": ("", "145"),  # tokens_per_sample 144.84
     "deepseek-r1": ("", "3886"),  # mean-output-tok-len 3886.2274
     # Llama 3.1 8B (CNN/DailyMail, 13,368 samples, at most 128 new tokens): 128.98 tokens per

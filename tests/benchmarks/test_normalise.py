@@ -197,6 +197,14 @@ def test_unstated_shapes_come_from_the_benchmarks_own_configuration(
     ]
     assert mlperf_405b
     assert {(r["prompt_tokens"], r["output_tokens"]) for r in mlperf_405b} == {("9428", "685")}
+    # Llama 2 70B's OpenOrca prompts: 5,463,976 tokens over 24,576 samples, 222.3 on average
+    mlperf_70b = [
+        r
+        for r in rows
+        if r["source_id"] == "mlperf-inference-v5.1" and r["model_key"] == "llama-2-70b"
+    ]
+    assert len(mlperf_70b) > 100
+    assert {(r["prompt_tokens"], r["output_tokens"]) for r in mlperf_70b} == {("222", "294")}
     # TGI's load test sends ShareGPT prompts of 233 tokens on average and asks for 50 tokens
     tgi = [r for r in rows if r["source_id"] == "tgi-sagemaker"]
     assert len(tgi) == 60

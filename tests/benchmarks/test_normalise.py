@@ -209,6 +209,10 @@ def test_unstated_shapes_come_from_the_benchmarks_own_configuration(
     tgi = [r for r in rows if r["source_id"] == "tgi-sagemaker"]
     assert len(tgi) == 60
     assert {(r["prompt_tokens"], r["output_tokens"]) for r in tgi} == {("233", "50")}
+    # llmperf asked for 150 tokens a request; each row carries the mean its run generated
+    llmperf = [r for r in rows if r["source_id"] == "philschmid-llmperf"]
+    assert llmperf and all(r["prompt_tokens"] == "550" for r in llmperf)
+    assert all(160 <= int(r["output_tokens"]) <= 180 for r in llmperf)
 
 
 def test_training_recipes_and_power_caps_are_read_from_the_task(

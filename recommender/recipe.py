@@ -107,8 +107,9 @@ class ServingSpec(_Spec):
 
     ``max_batch`` caps the sequences one model copy decodes at once (continuous batching);
     the KV-cache room left after the weights bounds it too. ``weights: int4`` is AWQ / GPTQ
-    weight-only quantisation (compute in 16-bit); ``fp8`` and ``fp4`` use the chip's fp8 /
-    fp4 tensor cores where it has them.
+    weight-only quantisation (compute in 16-bit), or W4A8 with the workload's ``precision``
+    int8 / fp8 (activations quantised too: the matmuls run at that rate); ``fp8`` and ``fp4``
+    use the chip's fp8 / fp4 tensor cores where it has them.
     """
 
     prompt_tokens: int = Field(default=512, ge=1, le=10_000_000)

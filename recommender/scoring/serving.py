@@ -64,6 +64,8 @@ SERVING_MEMORY_UTILIZATION = 0.9
 # NVIDIA Blackwell NVFP4 format).
 QUANTISED_BYTES = {"int4": 4.25 / 8, "fp4": 4.5 / 8}
 TENSOR_PARALLEL_CHOICES = (1, 2, 4, 8, 16)
+# Activation formats that, with int4 weights, make the matmuls 8-bit (W4A8).
+W4A8_ACTIVATIONS = frozenset({"int8", "fp8"})
 # Fp8 weight-only kernels (Marlin) run on Ampere and newer when the chip has no fp8 units.
 FP8_WEIGHT_ONLY_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell", "cdna3"})
 
@@ -105,8 +107,16 @@ def weight_bytes(w: Workload, fmt: str) -> float:
     return bits / 8.0 if bits is not None else weight_bytes_per_parameter(fmt)
 
 
-def weight_support(acc: Accelerator, fmt: str) -> tuple[bool, str]:
-    """(whether ``acc`` serves weights in ``fmt``, the compute precision it uses)."""
+def weight_support(acc: Accelerator, fmt: str, activations: str | None = None) -> tuple[bool, str]:
+    """(whether ``acc`` serves weights in ``fmt``, the compute precision it uses).
+
+    Int4 weights compute in 16 bits (AWQ / GPTQ dequantise into fp16 matmuls) unless the
+    activations are quantised too: ``activations`` int8 or fp8 (the workload's ``precision``)
+    is W4A8, whose matmuls run at that rate where the chip has it (QServe, Lin et al. 2024;
+    TensorRT-LLM's W4A8 AWQ with fp8 activations; Intel's vLLM XPU build, which fuses an
+    int8 quantisation of the activations into RMSNorm and SiLU)."""
+    if fmt == "int4" and activations in W4A8_ACTIVATIONS and has_precision(acc, activations):
+        return True, activations
     if fmt == "fp4":
         return has_precision(acc, "fp4"), "fp4"
     if fmt == "fp8":
@@ -134,11 +144,14 @@ def _format(w: Workload) -> tuple[str, str]:
     return weights, kv
 
 
-def _rates(caps: Capabilities, accs: list[Accelerator], hw: Hardware, fmt: str) -> Rates:
-    """Matrix rates at the weight format's compute precision, per configuration."""
+def _rates(
+    caps: Capabilities, accs: list[Accelerator], hw: Hardware, fmt: str, activations: str
+) -> Rates:
+    """Matrix rates at the compute precision of ``fmt`` weights with ``activations`` (the
+    workload's precision), per configuration."""
     rate, ok = [], []
     for i, acc in enumerate(accs):
-        supported, compute = weight_support(acc, fmt)
+        supported, compute = weight_support(acc, fmt, activations)
         peak: float | None = getattr(acc.peak_tflops, compute, None)
         achievable_share = caps.flops[i] / caps.peak_flops[i]
         rate.append((peak * 1e12 if peak else caps.peak_flops[i]) * achievable_share)
@@ -166,7 +179,7 @@ def plan_serving(
     assert spec is not None
     fmt, kv_fmt = _format(w)
     wb, kvb = weight_bytes(w, fmt), BYTES_PER_ELEMENT[kv_fmt]
-    r = _rates(caps, accs, hw, fmt)
+    r = _rates(caps, accs, hw, fmt, w.precision)
     tps = _tp_choices(w, s)
     batches = _batch_choices(w)
     n_t, n_b, n_u = len(tps), len(batches), len(hw.acc)

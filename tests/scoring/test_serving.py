@@ -422,3 +422,27 @@ def test_an_engine_that_takes_the_whole_gpu_fits_what_vllms_default_does_not(
     assert half.inference is not None and half.inference.memory_utilization == 0.5
     with pytest.raises(ValueError, match="less than or equal to 1"):
         _serve("llama-3-8b", inference={"memory_utilization": 1.2})
+
+
+def test_int4_weights_with_int8_activations_compute_at_the_int8_rate(catalog: Catalog) -> None:
+    """W4A8 (``precision: int8`` with ``weights: int4``): the matmuls run on the int8 units
+    where the chip has them, so a prefill-bound run (long prompts, short answers) on an L4
+    (242 int8 TOPS against 121 fp16 TFLOP/s) is faster than the same int4 weights in 16-bit
+    compute, with the same weights in memory; a V100 has no int8 tensor rate and keeps 16-bit."""
+    from recommender.scoring.serving import weight_support
+
+    assert weight_support(catalog.accelerator("L4"), "int4") == (True, "fp16")
+    assert weight_support(catalog.accelerator("L4"), "int4", "int8") == (True, "int8")
+    assert weight_support(catalog.accelerator("V100-SXM2-16GB"), "int4", "int8") == (True, "fp16")
+    assert weight_support(catalog.accelerator("L4"), "int8", "bf16") == (True, "int8")
+    shape = {"inference": {"weights": "int4", "prompt_tokens": 4096, "output_tokens": 8}}
+    a16 = predict(_serve("llama-3-8b", **shape), "L4", 1, catalog=catalog)
+    a8 = predict(_serve("llama-3-8b", precision="int8", **shape), "L4", 1, catalog=catalog)
+    assert a16.plan is not None and a8.plan is not None
+    assert a8.plan.memory_gb["weights"] == pytest.approx(a16.plan.memory_gb["weights"])
+    assert a8.throughput > 1.5 * a16.throughput
+    v_a16 = predict(_serve("llama-3-8b", **shape), "V100-SXM2-16GB", 1, catalog=catalog)
+    v_a8 = predict(
+        _serve("llama-3-8b", precision="int8", **shape), "V100-SXM2-16GB", 1, catalog=catalog
+    )
+    assert v_a8.throughput == pytest.approx(v_a16.throughput, rel=1e-6)

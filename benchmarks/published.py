@@ -93,6 +93,7 @@ CLASSES = {
 }
 WEIGHT_FORMATS = {"fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"}
 COMPUTE_PRECISIONS = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8"}
+KV_FORMATS = {"fp32", "bf16", "fp16", "fp8", "int8"}
 # Serving rows that state no request shape: the engine's defaults (ServingSpec).
 DEFAULT_PROMPT, DEFAULT_OUTPUT = 512, 256
 # Training rows that state no sequence length: 2048 tokens, or the model's context if shorter.
@@ -256,6 +257,7 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
             "output_tokens": _int(r["output_tokens"]) or DEFAULT_OUTPUT,
             **({"weights": fmt} if fmt else {}),
             **({"weight_bits": float(r["weight_bits"])} if r["weight_bits"] else {}),
+            **({"kv_cache": r["kv_precision"]} if r["kv_precision"] in KV_FORMATS else {}),
             **({"tensor_parallel": tp} if tp else {}),
             # a static batch is the engine's batch per copy (its cap), not a load test's
             # clients; it decodes up to the generation cap

@@ -479,6 +479,9 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
     activations = weight_only_activations(row) if serving else None
     if activations is not None:
         norm["precision"] = activations
+    w4a8 = rules.MLPERF_W4A8_FORMATS.get((accelerator, model)) if serving else None
+    if family == "mlperf-inference-v5.1" and w4a8 and fmt == "int4":
+        norm["precision"], norm["kv_precision"] = w4a8
     norm["usable"], norm["why_not"] = usability(norm, row)
     return norm
 

@@ -27,6 +27,7 @@ __all__ = [
     "MLPERF_MAX_OUTPUT_TOKENS",
     "MLPERF_STATIC_BATCHES",
     "MLPERF_TOKEN_RESULTS",
+    "MLPERF_W4A8_FORMATS",
     "MODEL_RULES",
     "NO_NVLINK",
     "PRECISIONS",
@@ -395,6 +396,21 @@ ACCELERATOR_RULES: tuple[tuple[str, str], ...] = (
 # same-design "48GB dual-GPU" card: "separate memory channels and do not pool memory"). The
 # rows count GPUs, so such a board counts this many times.
 GPUS_PER_BOARD: tuple[tuple[str, int], ...] = ((r"arc pro b60 dual", 2),)
+
+# What MLPerf v5.1's Intel Arc Pro B60 builds computed in and kept their KV cache in, as their
+# code states (mlcommons/inference_results_v5.1 as mirrored at ntuhpc/inference_results_v5.1
+# @a634ab77, closed/Intel/code/<benchmark>/pytorch-xpu): int4 weights ("weights UINT4" in the
+# summary; checkpoints llama2-gptq-w4g-1b8kv and Llama-3.1-8B-Instruct-autoround-w4g-1) with
+# int8 activations: measurements.json states input_data_types INT8 (70B) / UINT8 (8B), and the
+# model_init environments set VLLM_FUSE_NORM_QUANT=1 and VLLM_FUSE_SILU_QUANT=1, quantising the
+# activations inside RMSNorm and SiLU, so the matmuls run on the XMX int8 units (W4A8), not as
+# weight-only int4 into 16-bit. The KV cache: SUT.py sets kv_cache_dtype "int8" on XPU; the 8B
+# builds' utils_model.py overrides it with "fp8_e5m2" under their VLLM_XPU_PA_IMPL=triton.
+# (activations, KV cache) per (accelerator, model key).
+MLPERF_W4A8_FORMATS: dict[tuple[str, str], tuple[str, str]] = {
+    ("Arc-Pro-B60", "llama-2-70b"): ("int8", "int8"),
+    ("Arc-Pro-B60", "llama-3.1-8b"): ("int8", "fp8"),
+}
 
 # Ids that do not pin a product's memory or form factor: rows on them are kept but unusable.
 UNPINNED_ACCELERATORS = frozenset({"A100", "H100"})

@@ -49,6 +49,21 @@ SERVING_KERNELS_PER_LAYER = 8.0
 # Device time per kernel of a decode step replayed as a CUDA graph (no per-kernel launch from
 # the host; ~2 us of tail and scheduling each, NVIDIA's CUDA Graphs blog measurements).
 CUDA_GRAPH_KERNEL_S = 2e-6
+# The int4 (GPTQ) matmuls per layer that TGI 1.0.3, the eager engine of the development set,
+# runs as Triton kernels: the column-parallel QKV and gate-up always
+# (huggingface/text-generation-inference@v1.0.3, server/text_generation_server/utils/
+# weights.py: ``get_multi_weights_col`` passes use_exllama False); the row-parallel O and down
+# take the exllama CUDA kernels.
+TRITON_MATMULS_PER_LAYER = 2.0
+# Host time to launch one Triton kernel from Python in its 2022-2023 releases: 96 us for a
+# cached matmul (triton-lang/triton#459, against 23 us for torch's own), 108 us before the
+# 2024 launcher rewrite (triton-lang/triton#3638).
+TRITON_LAUNCH_S = 1e-4
+# Host time to launch one kernel from an eager PyTorch loop: the PyTorch blog "Accelerating
+# Generative AI with PyTorch II: GPT, Fast" (2023) times the eager Llama-2-7B decode loop at
+# 39 ms a step on an A100, which launches 32 x 40 + 23 = 1,303 kernels
+# (benchmarks/data/decode_kernels.py): 30 us each, part of ``serving_step_s.eager``.
+EAGER_LAUNCH_S = 3e-5
 
 
 def serving_execution(w: Workload) -> str:
@@ -127,8 +142,20 @@ def decode_step(
     # when the decode step is a captured CUDA graph (``execution: compiled``: vLLM,
     # TensorRT-LLM, SGLang, gpt-fast), tens of ms for a Python loop launching every kernel
     # (``eager``: Hugging Face generate, early TGI). ``serving_step_s``: set, not fitted.
-    step = gemm + attention + comm + kernels + cal.serving_step_s[execution]
+    host = cal.serving_step_s[execution] + _triton_launches_s(w, execution, layers)
+    step = gemm + attention + comm + kernels + host
     return np.asarray(step), np.asarray(memory_bound)
+
+
+def _triton_launches_s(w: Workload, execution: str, layers: float) -> float:
+    """Host seconds an eager loop's int4 weights add to its step: their GPTQ matmuls launch as
+    Triton kernels from Python (``TRITON_MATMULS_PER_LAYER`` a layer), each ~3x the launch
+    of the kernel it replaces, a cost a captured CUDA graph does not pay. TGI 1.0.3's GPTQ
+    Llama 2 70B ran 1.5-2x slower a token than its fp16 on the same eight A100s."""
+    spec = w.inference
+    if execution != "eager" or spec is None or spec.weights != "int4":
+        return 0.0
+    return layers * TRITON_MATMULS_PER_LAYER * (TRITON_LAUNCH_S - EAGER_LAUNCH_S)
 
 
 def decode_layers(s: Shape) -> float:

@@ -446,3 +446,31 @@ def test_int4_weights_with_int8_activations_compute_at_the_int8_rate(catalog: Ca
         _serve("llama-3-8b", precision="int8", **shape), "V100-SXM2-16GB", 1, catalog=catalog
     )
     assert v_a8.throughput == pytest.approx(v_a16.throughput, rel=1e-6)
+
+
+def test_an_eager_engines_int4_matmuls_pay_for_their_triton_launches(catalog: Catalog) -> None:
+    """TGI 1.0.3 runs two of each layer's GPTQ matmuls as Triton kernels, launched from Python
+    at ~100 us each against ~30 us for the kernels they replace: Llama 2 7B's 32 layers add
+    32 x 2 x 70 us = 4.48 ms to every eager step, and nothing to a CUDA-graph engine's."""
+    from recommender.scoring.serving_step import _triton_launches_s
+
+    def decode(execution: str, weights: str) -> Workload:
+        return Workload.model_validate(
+            {
+                "name": "decode",
+                "kind": "inference",
+                "model": {"name": "llama-2-7b", "execution": execution},
+                "precision": "fp16",
+                "batch_size": 1,
+                "inference": {"prompt_tokens": 1024, "output_tokens": 256, "weights": weights},
+            }
+        )
+
+    assert _triton_launches_s(decode("eager", "int4"), "eager", 32) == pytest.approx(4.48e-3)
+    assert _triton_launches_s(decode("eager", "fp16"), "eager", 32) == 0.0
+    assert _triton_launches_s(decode("compiled", "int4"), "compiled", 32) == 0.0
+    eager = predict(decode("eager", "int4"), "A100", 1, catalog=catalog)
+    graphs = predict(decode("compiled", "int4"), "A100", 1, catalog=catalog)
+    assert eager.plan is not None and graphs.plan is not None
+    # the Python loop's 20 ms of host work and the Triton launches, against a graph's 1 ms
+    assert (eager.plan.tpot_ms or 0) - (graphs.plan.tpot_ms or 0) >= 19 + 4.48 - 1

@@ -17,6 +17,11 @@ import numpy.typing as npt
 from recommender.catalog.schema import Accelerator, Precision
 from recommender.scoring.achievable import full_power_dies, measured
 from recommender.scoring.calibration import MEASURED_SHARE, Calibration
+from recommender.scoring.step_time import (
+    ALLREDUCE_STEP_LATENCY_NVLINK_S,
+    ALLREDUCE_STEP_LATENCY_PCIE_S,
+    ALLREDUCE_STEP_LATENCY_XGMI_S,
+)
 
 __all__ = [
     "FALLBACKS",
@@ -112,7 +117,7 @@ class Capabilities:
     bandwidth: FloatArray  # device-memory bytes/s
     host_link: FloatArray  # host <-> device bytes/s per direction
     interconnect: FloatArray  # GPU <-> GPU bytes/s per direction (all-reduce bus bandwidth)
-    has_nvlink: npt.NDArray[np.bool_]
+    allreduce_step_s: npt.NDArray[np.float64]  # one small all-reduce ring step in a node
     memory_gb: FloatArray
     precision_used: tuple[Precision, ...]
     flash: npt.NDArray[np.bool_]  # FlashAttention-class fused attention available
@@ -132,6 +137,14 @@ class Capabilities:
 # Architecture: A Quantitative Approach", 6th ed., section 1.5): a board capped at a share s of
 # the power its die needs at the boost clock sustains ~ s^(1/3) of that clock.
 POWER_TO_CLOCK_EXPONENT = 1.0 / 3.0
+
+
+def allreduce_step_latency_s(acc: Accelerator) -> float:
+    """Latency of one step of a small ring all-reduce between ``acc``'s GPUs in a node: over
+    NVLink, over AMD's xGMI (both carried by the catalog's ``nvlink_gbs``), or through PCIe."""
+    if not acc.nvlink_gbs:
+        return ALLREDUCE_STEP_LATENCY_PCIE_S
+    return ALLREDUCE_STEP_LATENCY_XGMI_S if acc.vendor == "amd" else ALLREDUCE_STEP_LATENCY_NVLINK_S
 
 
 def sustained_clock_share(acc: Accelerator) -> float:
@@ -216,7 +229,7 @@ def _capabilities(
             [a.host_link.gbs_per_direction * 1e9 * cal.host_link_efficiency for a in accs]
         ),
         interconnect=np.asarray([_link(a, cal) for a in accs], dtype=np.float64),
-        has_nvlink=np.asarray([bool(a.nvlink_gbs) for a in accs]),
+        allreduce_step_s=np.asarray([allreduce_step_latency_s(a) for a in accs]),
         memory_gb=np.asarray([a.memory_gb for a in accs], dtype=np.float64),
         precision_used=used,
         flash=np.asarray([a.architecture in FLASH_ARCHITECTURES for a in accs]),

@@ -235,7 +235,7 @@ def _step(
         bytes_per_s=caps.bandwidth[g.acc],
         link_bytes_per_s=intra,
         host_link_bytes_per_s=caps.host_link[g.acc],
-        nvlink=caps.has_nvlink[g.acc],
+        allreduce_step_s=caps.allreduce_step_s[g.acc],
         fused_attention=fused,
         attention_speed=attention_speed(w, caps, g.acc, fused),
         attention_flop_per_s=caps.training_attention_flops[g.acc],

@@ -116,7 +116,7 @@ def _on_grid(r: Rates, shape: tuple[int, int, int]) -> Rates:
         flops=grid(r.flops),
         bandwidth=grid(r.bandwidth),
         link=grid(r.link),
-        nvlink=grid(r.nvlink),
+        allreduce_step_s=grid(r.allreduce_step_s),
         supported=grid(r.supported),
     )
 

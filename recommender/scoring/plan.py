@@ -352,7 +352,7 @@ def _cells(
         bytes_per_s=np.broadcast_to(caps.bandwidth[a], shape),
         link_bytes_per_s=np.broadcast_to(caps.interconnect[a], shape),
         host_link_bytes_per_s=np.broadcast_to(caps.host_link[a], shape),
-        nvlink=np.broadcast_to(caps.has_nvlink[a], shape),
+        allreduce_step_s=np.broadcast_to(caps.allreduce_step_s[a], shape),
         fused_attention=fused,
         attention_speed=np.broadcast_to(attention_speed(w, caps, a, fused), shape),
         attention_flop_per_s=np.broadcast_to(
@@ -392,5 +392,5 @@ def in_node_ring(caps: Capabilities, acc: npt.NDArray[np.int32], cp: FloatArray)
     the latency NCCL's model gives its smallest ring (two ranks). The multi-node planner
     takes it for the rings that stay in a node."""
     link = np.broadcast_to(caps.interconnect[acc], cp.shape)
-    nvlink = np.broadcast_to(caps.has_nvlink[acc], cp.shape)
-    return Ring(cp=cp, link_bytes_per_s=link, latency_s=allreduce_latency_s(2.0, nvlink))
+    step = np.broadcast_to(caps.allreduce_step_s[acc], cp.shape)
+    return Ring(cp=cp, link_bytes_per_s=link, latency_s=allreduce_latency_s(2.0, step))

@@ -160,7 +160,7 @@ def _rates(
         flops=np.asarray(rate, dtype=np.float64)[hw.acc],
         bandwidth=caps.bandwidth[hw.acc],
         link=caps.interconnect[hw.acc],
-        nvlink=caps.has_nvlink[hw.acc],
+        allreduce_step_s=caps.allreduce_step_s[hw.acc],
         supported=np.asarray(ok, dtype=bool)[hw.acc],
     )
 

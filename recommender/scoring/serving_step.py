@@ -90,7 +90,7 @@ class Rates:
     flops: FloatArray  # matrix FLOP/s at the weight format's compute precision
     bandwidth: FloatArray
     link: FloatArray
-    nvlink: BoolArray
+    allreduce_step_s: FloatArray  # one small all-reduce ring step over the copy's links
     supported: BoolArray
 
 
@@ -191,7 +191,7 @@ def _tp_allreduces_s(
     the ring's latency (``step_time.allreduce_latency_s``); none without tensor parallelism.
     A decode step sends one token per sequence; a prefill sends the whole prompt, so over PCIe
     its all-reduces can take as long as its arithmetic."""
-    latency = allreduce_latency_s(tp, r.nvlink)
+    latency = allreduce_latency_s(tp, r.allreduce_step_s)
     message = np.asarray(tokens, dtype=np.float64) * hidden * TP_ACTIVATION_BYTES
     comm = ALLREDUCES_PER_LAYER * layers * (latency + 2.0 * (tp - 1) / tp * message / r.link)
     return np.asarray(np.where(tp > 1, comm, 0.0))

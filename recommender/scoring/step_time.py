@@ -115,13 +115,21 @@ ALLREDUCE_PCIE_MEASURED_S, ALLREDUCE_PCIE_MEASURED_RANKS = 42.6e-6, 8
 ALLREDUCE_STEP_LATENCY_PCIE_S = (ALLREDUCE_PCIE_MEASURED_S - ALLREDUCE_BASE_LATENCY_S) / (
     2.0 * (ALLREDUCE_PCIE_MEASURED_RANKS - 1)
 )
+# AMD's Infinity Fabric (xGMI) links, as rccl-tests measure them on 8 x MI300X
+# (hisohara/ai-scripts@0780bb3c, training/01_rccl-smoketest/README.md, all_reduce_perf): 1-8 KB
+# in 13.3-14.9 us (8 B in 17.2-19.3 us), against the 9.2 us NCCL's model gives NVLink at 8
+# ranks; 13.6 us over the ring's 14 steps is 0.71 us a step.
+ALLREDUCE_XGMI_MEASURED_S = 13.6e-6
+ALLREDUCE_STEP_LATENCY_XGMI_S = (ALLREDUCE_XGMI_MEASURED_S - ALLREDUCE_BASE_LATENCY_S) / (
+    2.0 * (ALLREDUCE_PCIE_MEASURED_RANKS - 1)
+)
 
 
-def allreduce_latency_s(ranks: npt.ArrayLike, nvlink: npt.ArrayLike) -> FloatArray:
-    """Seconds of latency of one small ring all-reduce over ``ranks`` GPUs of one node."""
+def allreduce_latency_s(ranks: npt.ArrayLike, step_s: npt.ArrayLike) -> FloatArray:
+    """Seconds of latency of one small ring all-reduce over ``ranks`` GPUs of one node whose
+    links take ``step_s`` a ring step (:func:`allreduce_step_latency_s`)."""
     steps = 2.0 * np.maximum(np.asarray(ranks, dtype=np.float64) - 1.0, 0.0)
-    per_step = np.where(nvlink, ALLREDUCE_STEP_LATENCY_NVLINK_S, ALLREDUCE_STEP_LATENCY_PCIE_S)
-    return np.asarray(ALLREDUCE_BASE_LATENCY_S + steps * per_step)
+    return np.asarray(ALLREDUCE_BASE_LATENCY_S + steps * np.asarray(step_s, dtype=np.float64))
 
 
 # Tensor-parallel all-reduces per layer: 2 in the forward, 2 in the backward (Megatron-LM).
@@ -140,7 +148,7 @@ class Cells:
     bytes_per_s: FloatArray  # achievable device-memory bandwidth
     link_bytes_per_s: FloatArray  # GPU <-> GPU per direction (all-reduce bus bandwidth)
     host_link_bytes_per_s: FloatArray
-    nvlink: BoolArray
+    allreduce_step_s: FloatArray  # latency of one small all-reduce ring step over the links
     fused_attention: BoolArray  # flash / memory-efficient kernel (no score matrix)
     attention_speed: FloatArray  # attention-kernel rate relative to FlashAttention
     attention_flop_per_s: FloatArray  # achievable rate of the attention matrices' precision
@@ -317,7 +325,7 @@ def _fused_kernels_stream_their_operands(w: Workload, s: Shape) -> bool:
 def _tp_comm(s: Shape, c: Cells, el: float, passes: FloatArray) -> FloatArray:
     """Tensor-parallel all-reduces of one micro-step: two per layer and pass (forward,
     backward, and the forward that full recomputation repeats)."""
-    latency = allreduce_latency_s(c.tp, c.nvlink)
+    latency = allreduce_latency_s(c.tp, c.allreduce_step_s)
     message = c.micro_batch * s.tokens / c.cp * s.hidden * el
     per_allreduce = latency + 2.0 * _ring(c.tp) * message / c.link_bytes_per_s
     count = TP_ALLREDUCES_FORWARD * s.layers * passes

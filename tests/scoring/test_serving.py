@@ -199,17 +199,22 @@ def test_a_tensor_parallel_prefill_all_reduces_the_whole_prompt() -> None:
     from recommender.scoring import serving_step
     from recommender.scoring.calibration import default_calibration
     from recommender.scoring.shape import shape_of
+    from recommender.scoring.step_time import (
+        ALLREDUCE_STEP_LATENCY_NVLINK_S,
+        ALLREDUCE_STEP_LATENCY_PCIE_S,
+    )
 
     s = shape_of(_serve("llama-3-8b", inference={"prompt_tokens": 4096}))
     cal = default_calibration()
 
     def rates(link: float, nvlink: bool) -> serving_step.Rates:
         one = np.ones(1)
+        step = ALLREDUCE_STEP_LATENCY_NVLINK_S if nvlink else ALLREDUCE_STEP_LATENCY_PCIE_S
         return serving_step.Rates(
             flops=one * 300e12,
             bandwidth=one * 2e12,
             link=one * link,
-            nvlink=np.array([nvlink]),
+            allreduce_step_s=one * step,
             supported=np.array([True]),
         )
 

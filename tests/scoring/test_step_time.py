@@ -13,6 +13,9 @@ from recommender.scoring.memory import state_bytes
 from recommender.scoring.plan import attention_speed
 from recommender.scoring.shape import activation_element_bytes, shape_of
 from recommender.scoring.step_time import (
+    ALLREDUCE_STEP_LATENCY_NVLINK_S,
+    ALLREDUCE_STEP_LATENCY_PCIE_S,
+    ALLREDUCE_STEP_LATENCY_XGMI_S,
     FP8_CAST_BYTES_PER_ELEMENT,
     Cells,
     allreduce_latency_s,
@@ -34,7 +37,7 @@ def _cells(**overrides: float) -> Cells:
         "bytes_per_s": one * BANDWIDTH,
         "link_bytes_per_s": one * LINK,
         "host_link_bytes_per_s": one * 25e9,
-        "nvlink": np.array([True]),
+        "allreduce_step_s": one * ALLREDUCE_STEP_LATENCY_NVLINK_S,
         "fused_attention": np.array([True]),
         "attention_speed": one,
         "attention_flop_per_s": one * TFLOPS,
@@ -108,11 +111,24 @@ def test_a_small_all_reduce_waits_longer_the_more_ranks_its_ring_has() -> None:
     # NCCL's ring: 3.6 us + 2 (n-1) hops; 0.4 us a hop over NVLink (9.2 us at 8 ranks), the
     # 8-rank PCIe measurement (42.6 us) spread over its 14 hops.
     ranks = np.array([2.0, 4.0, 8.0])
-    nvlink = allreduce_latency_s(ranks, np.array([True] * 3))
-    pcie = allreduce_latency_s(ranks, np.array([False] * 3))
+    nvlink = allreduce_latency_s(ranks, ALLREDUCE_STEP_LATENCY_NVLINK_S)
+    pcie = allreduce_latency_s(ranks, ALLREDUCE_STEP_LATENCY_PCIE_S)
+    xgmi = allreduce_latency_s(ranks, ALLREDUCE_STEP_LATENCY_XGMI_S)
     assert nvlink == pytest.approx([4.4e-6, 6.0e-6, 9.2e-6])
     assert pcie[2] == pytest.approx(42.6e-6)
-    assert np.all(np.diff(pcie) > 0) and np.all(pcie > nvlink)
+    assert xgmi[2] == pytest.approx(13.6e-6)  # rccl-tests, 1-8 KB on 8 x MI300X
+    assert np.all(np.diff(pcie) > 0) and np.all(pcie > xgmi) and np.all(xgmi > nvlink)
+
+
+def test_each_accelerators_links_set_its_all_reduce_latency(catalog: Catalog) -> None:
+    from recommender.scoring.hardware import allreduce_step_latency_s
+
+    step = {a: allreduce_step_latency_s(catalog.accelerator(a)) for a in ("H100", "MI300X", "L4")}
+    assert step == {
+        "H100": ALLREDUCE_STEP_LATENCY_NVLINK_S,
+        "MI300X": ALLREDUCE_STEP_LATENCY_XGMI_S,
+        "L4": ALLREDUCE_STEP_LATENCY_PCIE_S,
+    }
 
 
 def test_tensor_parallel_all_reduces_pay_the_latency_of_their_ring() -> None:
@@ -122,12 +138,14 @@ def test_tensor_parallel_all_reduces_pay_the_latency_of_their_ring() -> None:
     cal = prior_calibration()
 
     def gap(tp: float) -> float:
-        pcie = step_time(w, s, st, _cells(tp=tp, nvlink=False), cal, 2.0).tp_comm_s[0]
-        nvlink = step_time(w, s, st, _cells(tp=tp, nvlink=True), cal, 2.0).tp_comm_s[0]
+        slow = _cells(tp=tp, allreduce_step_s=ALLREDUCE_STEP_LATENCY_PCIE_S)
+        fast = _cells(tp=tp, allreduce_step_s=ALLREDUCE_STEP_LATENCY_NVLINK_S)
+        pcie = step_time(w, s, st, slow, cal, 2.0).tp_comm_s[0]
+        nvlink = step_time(w, s, st, fast, cal, 2.0).tp_comm_s[0]
         return float(pcie - nvlink)
 
-    both = allreduce_latency_s(np.array([8.0, 2.0]), np.array([False, False]))
-    both -= allreduce_latency_s(np.array([8.0, 2.0]), np.array([True, True]))
+    both = allreduce_latency_s(np.array([8.0, 2.0]), ALLREDUCE_STEP_LATENCY_PCIE_S)
+    both -= allreduce_latency_s(np.array([8.0, 2.0]), ALLREDUCE_STEP_LATENCY_NVLINK_S)
     assert gap(8.0) / gap(2.0) == pytest.approx(both[0] / both[1])
 
 

@@ -119,15 +119,15 @@ ALLREDUCE_STEP_LATENCY_PCIE_S = (ALLREDUCE_PCIE_MEASURED_S - ALLREDUCE_BASE_LATE
 # (hisohara/ai-scripts@0780bb3c, training/01_rccl-smoketest/README.md, all_reduce_perf): 1-8 KB
 # in 13.3-14.9 us (8 B in 17.2-19.3 us), against the 9.2 us NCCL's model gives NVLink at 8
 # ranks; 13.6 us over the ring's 14 steps is 0.71 us a step.
-ALLREDUCE_XGMI_MEASURED_S = 13.6e-6
+ALLREDUCE_XGMI_MEASURED_S, ALLREDUCE_XGMI_MEASURED_RANKS = 13.6e-6, 8
 ALLREDUCE_STEP_LATENCY_XGMI_S = (ALLREDUCE_XGMI_MEASURED_S - ALLREDUCE_BASE_LATENCY_S) / (
-    2.0 * (ALLREDUCE_PCIE_MEASURED_RANKS - 1)
+    2.0 * (ALLREDUCE_XGMI_MEASURED_RANKS - 1)
 )
 
 
 def allreduce_latency_s(ranks: npt.ArrayLike, step_s: npt.ArrayLike) -> FloatArray:
     """Seconds of latency of one small ring all-reduce over ``ranks`` GPUs of one node whose
-    links take ``step_s`` a ring step (:func:`allreduce_step_latency_s`)."""
+    links take ``step_s`` a ring step (``hardware.allreduce_step_latency_s``)."""
     steps = 2.0 * np.maximum(np.asarray(ranks, dtype=np.float64) - 1.0, 0.0)
     return np.asarray(ALLREDUCE_BASE_LATENCY_S + steps * np.asarray(step_s, dtype=np.float64))
 

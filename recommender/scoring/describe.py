@@ -11,7 +11,13 @@ from recommender.scoring.memory import GB, NF4_BYTES_PER_PARAMETER, usable_bytes
 from recommender.scoring.plan import CHECKPOINTING, SHARDING, Plans
 from recommender.scoring.predict import Predictions
 from recommender.scoring.results import Plan
-from recommender.scoring.serving import SERVING_MEMORY_UTILIZATION, Serving, weight_bytes
+from recommender.scoring.serving import (
+    SERVING_MEMORY_UTILIZATION,
+    W4A8_ACTIVATIONS,
+    Serving,
+    weight_bytes,
+    weight_support,
+)
 from recommender.scoring.shape import Shape
 from recommender.workload import Workload
 
@@ -91,7 +97,7 @@ def _batched_plan(w: Workload, plans: Plans, i: int, flash: bool) -> Plan:
     return Plan(**fields)
 
 
-def _serving_plan(w: Workload, sv: Serving, i: int) -> Plan:
+def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator) -> Plan:
     spec = w.inference
     assert spec is not None
     weights = spec.weights or w.precision
@@ -120,6 +126,8 @@ def _serving_plan(w: Workload, sv: Serving, i: int) -> Plan:
         )
     if spec.tensor_parallel == "auto" and tp > 1:
         assumed.append(f"tensor parallel {tp}")
+    if weights == "int4":
+        assumed.append(_int4_compute(w, acc))
     if spec.memory_utilization is None:
         assumed.append(
             f"the engine takes {SERVING_MEMORY_UTILIZATION:.0%} of each GPU's memory (vLLM's "
@@ -142,6 +150,20 @@ def _serving_plan(w: Workload, sv: Serving, i: int) -> Plan:
         },
         assumed=assumed,
     )
+
+
+def _int4_compute(w: Workload, acc: Accelerator) -> str:
+    """What int4 weights compute in on ``acc``: W4A8 where the workload's precision quantises
+    the activations and the chip has that rate, else 16-bit matmuls."""
+    compute = weight_support(acc, "int4", w.precision)[1]
+    if compute != "fp16":
+        return f"int4 weights with {compute} activations (W4A8): matmuls at the {compute} rate"
+    if w.precision in W4A8_ACTIVATIONS:
+        return (
+            f"int4 weights dequantised into fp16 matmuls: the {acc.id} has no {w.precision} "
+            "matrix rate for W4A8"
+        )
+    return "int4 weights (AWQ / GPTQ) dequantised into fp16 matmuls"
 
 
 def _unstated_request_shape(w: Workload) -> str | None:
@@ -169,7 +191,7 @@ def describe_plan(w: Workload, p: Predictions, row: int, acc: Accelerator) -> Pl
     """The plan of ``row`` of ``p`` (``None`` when the row has no plan)."""
     i = int(p.config[row])
     if p.serving is not None:
-        return _serving_plan(w, p.serving, i)
+        return _serving_plan(w, p.serving, i, acc)
     if p.plans is not None:
         from recommender.scoring.hardware import FLASH_ARCHITECTURES, FLASH_ATTENTION_2_SPEED
 

@@ -45,6 +45,7 @@ from recommender.workload import Workload
 
 __all__ = [
     "SERVING_MEMORY_UTILIZATION",
+    "W4A8_ACTIVATIONS",
     "Serving",
     "memory_utilization",
     "occupancy",

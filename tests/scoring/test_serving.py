@@ -446,11 +446,15 @@ def test_int4_weights_with_int8_activations_compute_at_the_int8_rate(catalog: Ca
     assert a16.plan is not None and a8.plan is not None
     assert a8.plan.memory_gb["weights"] == pytest.approx(a16.plan.memory_gb["weights"])
     assert a8.throughput > 1.5 * a16.throughput
+    assert any("int8 activations (W4A8)" in a for a in a8.plan.assumed)
+    assert any("AWQ / GPTQ" in a for a in a16.plan.assumed)
     v_a16 = predict(_serve("llama-3-8b", **shape), "V100-SXM2-16GB", 1, catalog=catalog)
     v_a8 = predict(
         _serve("llama-3-8b", precision="int8", **shape), "V100-SXM2-16GB", 1, catalog=catalog
     )
     assert v_a8.throughput == pytest.approx(v_a16.throughput, rel=1e-6)
+    assert v_a8.plan is not None
+    assert any("has no int8 matrix rate" in a for a in v_a8.plan.assumed)
 
 
 def test_an_eager_engines_int4_matmuls_pay_for_their_triton_launches(catalog: Catalog) -> None:

@@ -148,12 +148,15 @@ def decode_step(
 
 
 def _triton_launches_s(w: Workload, execution: str, layers: float) -> float:
-    """Host seconds an eager loop's int4 weights add to its step: their GPTQ matmuls launch as
-    Triton kernels from Python (``TRITON_MATMULS_PER_LAYER`` a layer), each ~3x the launch
-    of the kernel it replaces, a cost a captured CUDA graph does not pay. TGI 1.0.3's GPTQ
-    Llama 2 70B ran 1.5-2x slower a token than its fp16 on the same eight A100s."""
+    """Host seconds an eager continuous-batching engine's int4 weights add to its step: TGI
+    1.0's GPTQ matmuls launch as Triton kernels from Python (``TRITON_MATMULS_PER_LAYER`` a
+    layer), each ~3x the launch of the kernel it replaces, a cost a captured CUDA graph does
+    not pay; its GPTQ Llama 2 70B ran 1.97-2.2x slower a token than its fp16 on the same eight
+    A100s at 1-20 users. A static-batch loop (Hugging Face generate, whose GPTQ layers take
+    CUDA kernels) is not charged."""
     spec = w.inference
-    if execution != "eager" or spec is None or spec.weights != "int4":
+    eager_engine = execution == "eager" and spec is not None and spec.engine == "continuous"
+    if not eager_engine or spec is None or spec.weights != "int4":
         return 0.0
     return layers * TRITON_MATMULS_PER_LAYER * (TRITON_LAUNCH_S - EAGER_LAUNCH_S)
 

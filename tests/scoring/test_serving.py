@@ -478,6 +478,11 @@ def test_an_eager_engines_int4_matmuls_pay_for_their_triton_launches(catalog: Ca
     assert _triton_launches_s(decode("eager", "int4"), "eager", 32) == pytest.approx(4.48e-3)
     assert _triton_launches_s(decode("eager", "fp16"), "eager", 32) == 0.0
     assert _triton_launches_s(decode("compiled", "int4"), "compiled", 32) == 0.0
+    eager_int4 = decode("eager", "int4")
+    assert eager_int4.inference is not None
+    spec = eager_int4.inference.model_copy(update={"engine": "static"})
+    static = eager_int4.model_copy(update={"inference": spec})
+    assert _triton_launches_s(static, "eager", 32) == 0.0  # HF generate: CUDA GPTQ kernels
     eager = predict(decode("eager", "int4"), "A100", 1, catalog=catalog)
     graphs = predict(decode("compiled", "int4"), "A100", 1, catalog=catalog)
     assert eager.plan is not None and graphs.plan is not None

@@ -32,6 +32,8 @@ KvFormat = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 ParallelDegree = Literal["auto"] | Annotated[int, Field(ge=1, le=1024)]
 # Most tensor-parallel ranks a recipe may name: one NVL72 rack.
 MAX_TENSOR_PARALLEL = 72
+# Pipeline stages of one model copy on one instance (its GPUs: at most 16 in the catalog).
+MAX_PIPELINE_STAGES = 16
 # Sequences from which ``context_parallel: auto`` tries splitting one sequence over GPUs:
 # NeMo's long-context recipes train Llama 3 at 16k and 64k tokens with context parallelism
 # (docs.nvidia.com/nemo-framework/user-guide/latest/longcontext), the shortest of them.
@@ -126,6 +128,16 @@ class ServingSpec(_Spec):
     )
     kv_cache: KvFormat | None = None
     tensor_parallel: ParallelDegree = "auto"
+    pipeline_parallel: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_PIPELINE_STAGES,
+        description="Layers of one model copy split over this many GPUs of an instance, each "
+        "stage's layers and their KV cache on its own GPU, a token passing the stages in turn "
+        "(llama.cpp's default --split-mode layer, Hugging Face Accelerate's device_map='auto', "
+        "vLLM's --pipeline-parallel-size on one node). Stated, never chosen: 1 keeps a copy "
+        "tensor parallel only",
+    )
     max_output_tokens: int | None = Field(
         default=None,
         ge=1,

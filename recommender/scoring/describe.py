@@ -139,6 +139,7 @@ def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator) -> Plan:
     return Plan(
         data_parallel=int(sv.copies[i]),
         tensor_parallel=tp,
+        pipeline_parallel=spec.pipeline_parallel,
         concurrency=conc,
         weights=weights,
         kv_cache=spec.kv_cache,

@@ -83,7 +83,7 @@ class Predictions:
     utilization: FloatArray
     bottleneck: IntArray  # index into BOTTLENECKS
     fits: BoolArray
-    shards: FloatArray  # GPUs one model copy spans (tensor x context parallel x ZeRO-3)
+    shards: FloatArray  # GPUs one model copy spans (tensor x pipeline x context x ZeRO-3)
     need_bytes: FloatArray  # per GPU under the plan
     scaling_efficiency: FloatArray
     tokens_per_s: FloatArray | None
@@ -243,7 +243,7 @@ def _llm(
         utilization=util,
         bottleneck=bottleneck,
         fits=sv.fits[cfg],
-        shards=sv.tp[cfg],
+        shards=sv.tp[cfg] * spec.pipeline_parallel,
         need_bytes=sv.need_bytes[cfg],
         scaling_efficiency=np.ones_like(cycle),
         tokens_per_s=throughput * spec.output_tokens,

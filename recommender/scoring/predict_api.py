@@ -14,6 +14,7 @@ from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Rows
 from recommender.scoring.profile_use import profile_notes
 from recommender.scoring.results import Breakdown, MemoryFit, Prediction
+from recommender.scoring.serving import copy_span
 from recommender.workload import Workload
 
 __all__ = ["predict"]
@@ -58,16 +59,28 @@ def predict(
     room = usable_bytes(acc.memory_gb)
     bigger = [(a.id, a.memory_gb) for a in ctx.catalog.accelerators if a.memory_gb > acc.memory_gb]
     plan = describe_plan(workload, p, 0, acc)
+    span = copy_span(workload)
+    no_whole_copy = not fits and gpus % span != 0
+    if no_whole_copy:
+        fixes = [f"run on a multiple of {span} GPUs, or pin fewer tensor / pipeline stages"]
+    else:
+        fixes = [] if fits else remedies(workload, ctx.shape, acc, bigger)
     memory = MemoryFit(
         fits=fits,
         needed_gb=round(need / GB, 2),
         available_gb=round(room / GB, 2),
         shortfall_gb=round(max(need - room, 0.0) / GB, 2),
         components_gb=plan.memory_gb if plan is not None else {},
-        remedies=[] if fits else remedies(workload, ctx.shape, acc, bigger),
+        remedies=fixes,
     )
     notes = [f"input pipeline assumes {host}"]
-    if not fits:
+    if no_whole_copy:
+        notes.insert(
+            0,
+            f"does not fit: one model copy spans {span} GPUs (inference.tensor_parallel x "
+            f"pipeline_parallel), so {gpus} GPUs hold no whole copy; use a multiple of {span}",
+        )
+    elif not fits:
         notes.insert(
             0,
             f"does not fit: needs {need / GB:.1f} GB per GPU, {room / GB:.1f} GB "

@@ -17,6 +17,7 @@ so neither unit dominates). Training: cost = the job's USD, time = its hours. In
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +26,7 @@ from recommender.catalog.offers import OffersTable
 from recommender.scoring.cost import Costs
 from recommender.scoring.predict import Predictions
 from recommender.scoring.results import Objective
+from recommender.scoring.serving import copy_span
 from recommender.workload import Workload
 
 __all__ = ["P95_FACTOR", "Ranking", "collapse_same_choice", "feasibility", "rank"]
@@ -60,11 +62,24 @@ def cost_and_time(w: Workload, p: Predictions, c: Costs) -> tuple[FloatArray, Fl
 
 
 def feasibility(
-    w: Workload, p: Predictions, c: Costs, cost: FloatArray, time: FloatArray
+    w: Workload,
+    p: Predictions,
+    c: Costs,
+    cost: FloatArray,
+    time: FloatArray,
+    gpus: npt.NDArray[np.integer[Any]],
 ) -> tuple[BoolArray, dict[str, int]]:
-    """Rows meeting every hard target, and how many each target ruled out."""
+    """Rows meeting every hard target, and how many each target ruled out. A row of ``gpus``
+    that holds no whole model copy of a pinned span (:func:`.serving.copy_span`) is counted
+    under that reason, not under memory."""
     t = w.targets
+    span = copy_span(w)
     checks: list[tuple[str, BoolArray]] = [
+        (
+            f"no whole model copy: one spans {span} GPUs (inference.tensor_parallel x "
+            "pipeline_parallel)",
+            p.fits | (np.mod(gpus, span) == 0),
+        ),
         ("does not fit in GPU memory", p.fits),
         ("no throughput", np.isfinite(cost) & (p.throughput > 0)),
     ]
@@ -126,7 +141,7 @@ def rank(
 ) -> Ranking:
     """Rank ``t``'s rows; ``allowed`` is an extra mask with the reason for what it drops."""
     cost, time = cost_and_time(w, p, c)
-    feasible, excluded = feasibility(w, p, c, cost, time)
+    feasible, excluded = feasibility(w, p, c, cost, time, t.gpus)
     if allowed is not None and allowed[1] is not None:
         dropped = int(np.count_nonzero(feasible & ~allowed[0]))
         if dropped:

@@ -73,7 +73,11 @@ class Plan(_Out):
     context_parallel: int = Field(
         default=1, description="GPUs each training sequence is split over (ring attention)."
     )
-    pipeline_parallel: int = Field(default=1, description="Pipeline stages (across nodes).")
+    pipeline_parallel: int = Field(
+        default=1,
+        description="Pipeline stages: the model's layers split over GPUs, across nodes or, "
+        "as the workload states, over the GPUs of one instance.",
+    )
     expert_parallel: int = Field(default=1, description="Ranks the MoE experts are split over.")
     sharding: Literal["none", "zero1", "zero2", "zero3", "hybrid"] | None = Field(
         default=None,

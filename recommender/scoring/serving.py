@@ -39,6 +39,7 @@ from recommender.scoring.serving_step import (
     decoder_prompt,
     kv_bytes_per_sequence,
     prefill,
+    stage_handoff_s,
 )
 from recommender.scoring.shape import BYTES_PER_ELEMENT, Shape
 from recommender.workload import Workload
@@ -47,6 +48,7 @@ __all__ = [
     "SERVING_MEMORY_UTILIZATION",
     "W4A8_ACTIVATIONS",
     "Serving",
+    "copy_span",
     "memory_utilization",
     "occupancy",
     "plan_serving",
@@ -137,6 +139,17 @@ def memory_utilization(w: Workload) -> float:
     return stated if stated is not None else SERVING_MEMORY_UTILIZATION
 
 
+def copy_span(w: Workload) -> int:
+    """GPUs one model copy spans as the workload pins them: ``inference.tensor_parallel`` x
+    ``inference.pipeline_parallel`` (1 where neither is pinned, or for any other workload).
+    An instance whose GPU count is not a multiple of it holds no whole copy."""
+    spec = w.inference
+    if spec is None or not w.is_llm_serving:
+        return 1
+    tp = spec.tensor_parallel if isinstance(spec.tensor_parallel, int) else 1
+    return tp * spec.pipeline_parallel
+
+
 def _format(w: Workload) -> tuple[str, str]:
     spec = w.inference
     assert spec is not None
@@ -182,29 +195,35 @@ def plan_serving(
     wb, kvb = weight_bytes(w, fmt), BYTES_PER_ELEMENT[kv_fmt]
     r = _rates(caps, accs, hw, fmt, w.precision)
     tps = _tp_choices(w, s)
+    pp = float(spec.pipeline_parallel)
     batches = _batch_choices(w)
     n_t, n_b, n_u = len(tps), len(batches), len(hw.acc)
     tp = np.broadcast_to(np.array(tps, dtype=np.float64).reshape(n_t, 1, 1), (n_t, n_b, n_u))
     b = np.broadcast_to(np.array(batches, dtype=np.float64).reshape(1, n_b, 1), (n_t, n_b, n_u))
     gpus = np.broadcast_to(hw.gpus, (n_t, n_b, n_u))
     room = caps.memory_gb[hw.acc] * GIB * memory_utilization(w) - RUNTIME_OVERHEAD_BYTES
-    weights_gpu = s.parameters * wb / tp
+    span = tp * pp  # GPUs of one model copy
+    weights_gpu = s.parameters * wb / span
     replication = np.maximum(tp / max(s.kv_heads, 1.0), 1.0)  # KV heads copied when tp > heads
     _, steps = _decode_steps(w)
     kv_sequence = kv_bytes_per_sequence(s, spec.prompt_tokens, int(steps), kvb)
-    kv_per_sequence = kv_sequence * replication / tp
-    copies = np.floor(gpus / tp)
+    kv_per_sequence = kv_sequence * replication / span
+    copies = np.floor(gpus / span)
     busy_copies, asked = _clients_per_copy(w, b, copies)
     b, waiting = _running_batch(w, asked, room - weights_gpu, kv_per_sequence)
     kv_gpu = b * kv_per_sequence
     need = weights_gpu + kv_gpu
-    fits = (tp <= gpus) & (np.mod(gpus, tp) == 0) & (b >= 1) & r.supported
+    fits = (span <= gpus) & (np.mod(gpus, span) == 0) & (b >= 1) & r.supported
     b = np.maximum(b, 1.0)  # configurations that do not fit still get finite figures
+    micro = _micro_batch(w, b, pp)
     context = decoder_prompt(s, spec.prompt_tokens) + steps / 2.0
-    decode, memory_bound = decode_step(w, s, r, tp, b, context, wb, kvb, cal)
-    prefill_time = prefill(s, r, tp, float(spec.prompt_tokens), cal)
+    decode, memory_bound = decode_step(w, s, r, tp, micro, context, wb, kvb, cal)
+    prompt = float(spec.prompt_tokens)
+    hand_offs = pp - 1.0  # a token's pass (and a prompt's) crosses each stage boundary once
+    decode = decode + hand_offs * stage_handoff_s(r, micro, s.hidden)
+    prefill_time = prefill(s, r, tp, prompt, cal) + hand_offs * stage_handoff_s(r, prompt, s.hidden)
     out = float(spec.output_tokens)
-    cycle, tpot, ttft, latency = request_timing(w, decode, prefill_time, b, waiting)
+    cycle, tpot, ttft, latency = request_timing(w, decode, prefill_time, micro, waiting * micro / b)
     busy, held = occupancy(w, b, cycle, ttft)
     requests = busy_copies * b * busy / cycle
     ok = fits & _meets_targets(w, tpot, ttft, latency) & held
@@ -244,6 +263,20 @@ def plan_serving(
         tokens_per_s=np.where(chosen_fits, pick(requests) * out, 0.0),
         memory_bound=pick(memory_bound) > 0,
     )
+
+
+def _micro_batch(w: Workload, batch: FloatArray, stages: float) -> FloatArray:
+    """Sequences that pass a copy's pipeline stages together. A continuous-batching engine
+    keeps one micro-batch in flight per stage, ``batch / stages`` sequences each (vLLM's
+    pipeline-parallel scheduler; Narayanan et al. 2021), so the stages work at once and the
+    copy's rate is the batch over one token's pass; a static batch (llama.cpp, a Hugging Face
+    generate loop over ``device_map='auto'``) passes them as one, each stage idle while the
+    others run. One stage: the whole batch."""
+    spec = w.inference
+    assert spec is not None
+    if stages <= 1.0 or spec.engine == "static":
+        return batch
+    return np.asarray(np.maximum(batch / stages, 1.0), dtype=np.float64)
 
 
 def _decode_steps(w: Workload) -> tuple[bool, float]:

@@ -35,6 +35,7 @@ __all__ = [
     "kv_bytes_per_sequence",
     "prefill",
     "serving_execution",
+    "stage_handoff_s",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -198,6 +199,19 @@ def _tp_allreduces_s(
     message = np.asarray(tokens, dtype=np.float64) * hidden * TP_ACTIVATION_BYTES
     comm = ALLREDUCES_PER_LAYER * layers * (latency + 2.0 * (tp - 1) / tp * message / r.link)
     return np.asarray(np.where(tp > 1, comm, 0.0))
+
+
+def stage_handoff_s(r: Rates, tokens: npt.ArrayLike, hidden: float) -> FloatArray:
+    """Seconds one pipeline stage's hand-off to the next stage on the same instance adds to a
+    token's pass: the tokens' 16-bit activations cross the GPUs' link after its per-message
+    latency (one ring step's, ``Rates.allreduce_step_s``), and the next stage's kernels are
+    launched only once they have landed, so its first launch (``EAGER_LAUNCH_S``) is not
+    hidden behind the previous stage's work. llama.cpp's scheduler runs the stages (its graph
+    splits) this way: without a peer-to-peer copy it synchronises on the previous stage,
+    copies the split's inputs and only then launches the split (ggml-org/llama.cpp,
+    ggml/src/ggml-backend.cpp, ``ggml_backend_sched_compute_splits``)."""
+    message = np.asarray(tokens, dtype=np.float64) * hidden * TP_ACTIVATION_BYTES
+    return np.asarray(r.allreduce_step_s + message / r.link + EAGER_LAUNCH_S)
 
 
 def prefill(s: Shape, r: Rates, tp: FloatArray, prompt: float, cal: Calibration) -> FloatArray:

@@ -1,0 +1,127 @@
+"""scoring.serving with ``inference.pipeline_parallel``: a model's layers split over the GPUs
+of one instance (llama.cpp's ``--split-mode layer``), each stage in turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from recommender import predict, recommend
+from recommender.catalog import Catalog
+from recommender.scoring.serving_step import EAGER_LAUNCH_S, Rates, stage_handoff_s
+from recommender.workload import Workload
+
+
+def _decode(model: str, weights: str = "int4", **inference: Any) -> Workload:
+    """A single-stream decode as llama.cpp runs it: one sequence, the whole GPU's memory."""
+    return Workload.model_validate(
+        {
+            "name": "decode",
+            "kind": "inference",
+            "model": {"name": model},
+            "precision": "fp16",
+            "batch_size": 1,
+            "inference": {
+                "prompt_tokens": 16,
+                "output_tokens": 512,
+                "weights": weights,
+                "tensor_parallel": 1,
+                "memory_utilization": 1.0,
+                **inference,
+            },
+        }
+    )
+
+
+def test_layers_split_over_gpus_hold_a_model_no_single_gpu_can(catalog: Catalog) -> None:
+    """Llama 3 70B in int4 is ~37 GB of weights: no 24 GB L4 holds it, four L4s with a quarter
+    of the layers each do. A token still passes all 80 layers in turn, so it decodes at the
+    rate one GPU would stream the whole model (no faster for the four), less the hand-offs."""
+    alone = predict(_decode("llama-3-70b"), "L4", 1, catalog=catalog)
+    split = predict(_decode("llama-3-70b", pipeline_parallel=4), "L4", 4, catalog=catalog)
+    assert not alone.fits_in_memory
+    assert split.fits_in_memory and split.plan is not None
+    assert split.plan.pipeline_parallel == 4 and split.plan.tensor_parallel == 1
+    assert split.plan.data_parallel == 1
+    assert split.plan.memory_gb["weights"] == pytest.approx(alone.plan.memory_gb["weights"] / 4)
+    # what one GPU would take if it held the model (a plan that does not fit keeps its figures)
+    assert alone.step_time_s < split.step_time_s < 1.03 * alone.step_time_s
+
+
+def test_each_hand_off_costs_a_copy_and_an_exposed_launch(catalog: Catalog) -> None:
+    """An 8B model that one GPU holds runs a little slower split over more GPUs: each of the
+    ``stages - 1`` hand-offs adds the link's latency, the activations' copy and one launch."""
+    rates = [
+        predict(_decode("llama-3-8b", pipeline_parallel=n), "L4", n, catalog=catalog)
+        for n in (1, 2, 4)
+    ]
+    assert all(p.fits_in_memory for p in rates)
+    per_token = [1.0 / (p.throughput * 512) for p in rates]
+    hop = (per_token[1] - per_token[0], (per_token[2] - per_token[0]) / 3)
+    assert hop[0] == pytest.approx(hop[1], rel=1e-6)
+    assert EAGER_LAUNCH_S < hop[0] < 2 * EAGER_LAUNCH_S
+    r = Rates(
+        flops=np.array([1e14]),
+        bandwidth=np.array([3e11]),
+        link=np.array([2.5e10]),
+        allreduce_step_s=np.array([2.8e-6]),
+        supported=np.array([True]),
+    )
+    handoff = stage_handoff_s(r, 1.0, 4096.0)
+    assert float(handoff[0]) == pytest.approx(2.8e-6 + 4096 * 2 / 2.5e10 + EAGER_LAUNCH_S)
+
+
+def test_a_continuous_batching_pipeline_keeps_every_stage_busy(catalog: Catalog) -> None:
+    """At 16 concurrent requests over 4 stages, a continuous-batching engine (vLLM) runs four
+    micro-batches of 4, each stage working on one of them at a time; a static batch passes the
+    stages as one, each stage idle while the others work. Prefill (4,096-token prompts, 8
+    output tokens) is compute-bound, so the micro-batches' overlap makes the first ~4x faster;
+    a memory-bound decode (short prompts, long outputs) re-reads each stage's weights for every
+    micro-batch, so the overlap buys nothing and both rates agree."""
+
+    def serve(engine: str, prompt: int, output: int) -> float:
+        w = _decode(
+            "llama-3-8b",
+            "bf16",
+            pipeline_parallel=4,
+            engine=engine,
+            max_batch=16,
+            prompt_tokens=prompt,
+            output_tokens=output,
+            max_output_tokens=output,
+        )
+        assert w.inference is not None
+        pinned = {"batch_size": 16, "model": w.model.model_copy(update={"execution": "compiled"})}
+        return predict(w.model_copy(update=pinned), "L4", 4, catalog=catalog).throughput
+
+    assert serve("continuous", 4096, 8) > 3.0 * serve("static", 4096, 8)
+    assert serve("continuous", 16, 512) == pytest.approx(serve("static", 16, 512), rel=0.05)
+
+
+def test_stages_must_fit_the_instances_gpus(catalog: Catalog) -> None:
+    """Four stages need four GPUs per copy: two L4s hold no whole copy, and the prediction says
+    so instead of blaming memory; ``recommend`` counts such offers under that reason."""
+    one = predict(_decode("llama-3-8b", pipeline_parallel=4), "L4", 2, catalog=catalog)
+    assert not one.fits_in_memory
+    assert one.notes[0].startswith("does not fit: one model copy spans 4 GPUs")
+    fix = "run on a multiple of 4 GPUs, or pin fewer tensor / pipeline stages"
+    assert one.memory.remedies == [fix]
+    ranked = recommend(_decode("llama-3-8b", pipeline_parallel=4), catalog=catalog, top=3)
+    assert ranked.picks and all(p.gpus % 4 == 0 for p in ranked.picks)
+    assert all(p.plan is not None and p.plan.pipeline_parallel == 4 for p in ranked.picks)
+    reason = "no whole model copy: one spans 4 GPUs (inference.tensor_parallel x pipeline_parallel)"
+    assert ranked.excluded[reason] > 0
+    two_copies = predict(
+        _decode("llama-3-8b", "bf16", pipeline_parallel=2).model_copy(update={"batch_size": 2}),
+        "L4",
+        4,
+        catalog=catalog,
+    )
+    assert two_copies.fits_in_memory and two_copies.plan is not None
+    assert two_copies.plan.data_parallel == 2 and two_copies.plan.pipeline_parallel == 2
+    for bad in (0, 17):
+        with pytest.raises(ValidationError, match="pipeline_parallel"):
+            _decode("llama-3-8b", pipeline_parallel=bad)

@@ -252,6 +252,7 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
         fmt = r["weight_format"] if r["weight_format"] in WEIGHT_FORMATS else None
         tp = _int(r["tensor_parallel"])
         static = r["batching"] == "static"
+        stages = _layer_split_stages(r)
         spec["inference"] = {
             "prompt_tokens": _int(r["prompt_tokens"]) or DEFAULT_PROMPT,
             "output_tokens": _int(r["output_tokens"]) or DEFAULT_OUTPUT,
@@ -259,6 +260,7 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
             **({"weight_bits": float(r["weight_bits"])} if r["weight_bits"] else {}),
             **({"kv_cache": r["kv_precision"]} if r["kv_precision"] in KV_FORMATS else {}),
             **({"tensor_parallel": tp} if tp else {}),
+            **({"pipeline_parallel": stages} if stages > 1 else {}),
             # a static batch is the engine's batch per copy (its cap), not a load test's
             # clients; it decodes up to the generation cap
             **({"engine": "static", "max_batch": batch} if static and batch else {}),
@@ -279,6 +281,17 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
     else:
         return None
     return spec
+
+
+def _layer_split_stages(r: dict[str, str]) -> int:
+    """Pipeline stages of a row whose model is split by layers over its GPUs: llama.cpp on
+    several GPUs with no tensor parallelism stated runs its default ``--split-mode layer``
+    (ggml-org/llama.cpp docs/multi-gpu.md: each GPU holds a contiguous slice of the layers and
+    their KV cache), one stage per GPU."""
+    gpus = _int(r["gpus"]) or 1
+    if r["engine"] == "llama.cpp" and not r["tensor_parallel"] and gpus > 1:
+        return gpus
+    return 1
 
 
 def _measured(r: dict[str, str], w: Workload) -> tuple[float, bool] | None:
@@ -380,9 +393,6 @@ def load_rows(catalog: Catalog, path: Path = ROWS) -> tuple[list[Row], Counter[s
                 part = catalog.accelerator(aliases.get(r["accelerator"], r["accelerator"]))
             except UnknownAcceleratorError:
                 skipped["accelerator without a spec sheet"] += 1
-                continue
-            if r["workload"] == "llm-decode-bs1" and not r["tensor_parallel"] and r["gpus"] != "1":
-                skipped["layer-split (pipeline) decode: not modelled"] += 1
                 continue
             spec = _spec(r, model)
             if spec is None:

@@ -11,13 +11,8 @@ from recommender.scoring.memory import GB, NF4_BYTES_PER_PARAMETER, usable_bytes
 from recommender.scoring.plan import CHECKPOINTING, SHARDING, Plans
 from recommender.scoring.predict import Predictions
 from recommender.scoring.results import Plan
-from recommender.scoring.serving import (
-    SERVING_MEMORY_UTILIZATION,
-    W4A8_ACTIVATIONS,
-    Serving,
-    weight_bytes,
-    weight_support,
-)
+from recommender.scoring.serving import SERVING_MEMORY_UTILIZATION, Serving
+from recommender.scoring.serving_formats import W4A8_ACTIVATIONS, weight_bytes, weight_support
 from recommender.scoring.shape import Shape
 from recommender.workload import Workload
 

@@ -36,14 +36,12 @@ from recommender.scoring.predict import Predictions
 from recommender.scoring.serving import (
     _batch_choices,
     _decode_steps,
-    _format,
     _meets_targets,
-    _rates,
     memory_utilization,
     occupancy,
     request_timing,
-    weight_bytes,
 )
+from recommender.scoring.serving_formats import serving_formats, serving_rates, weight_bytes
 from recommender.scoring.serving_step import (
     Rates,
     decode_step,
@@ -72,9 +70,9 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     w, s = ctx.workload, ctx.shape
     spec = w.inference
     assert spec is not None
-    fmt, kv_fmt = _format(w)
+    fmt, kv_fmt = serving_formats(w)
     wb, kvb = weight_bytes(w, fmt), BYTES_PER_ELEMENT[kv_fmt]
-    r = _rates(ctx.caps, list(ctx.catalog.accelerators), hw, fmt, w.precision)
+    r = serving_rates(ctx.caps, list(ctx.catalog.accelerators), hw, fmt, w.precision)
     batches = np.asarray(_batch_choices(w), dtype=np.float64)
     n_b, n_c, n_k = len(batches), len(hw.acc), len(nodes)
     shape = (n_b, n_c, n_k)

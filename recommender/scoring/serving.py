@@ -16,8 +16,9 @@ decode predicted apart, tensor parallelism and concurrency chosen per configurat
   that arrive at random caps how busy the slots may be, since a request that finds them all
   taken waits for one (:mod:`.queueing`, M/M/c); the rate is the slots' occupancy times the
   always-full rate.
-- Weight formats: 16-bit, int8, fp8 (tensor cores on Ada / Hopper and newer), int4 (AWQ /
-  GPTQ: weight-only, 16-bit compute) and fp4 (Blackwell); KV cache in 16 or 8 bits.
+- Weight formats (:mod:`.serving_formats`): 16-bit, int8, fp8 (tensor cores on Ada / Hopper
+  and newer), int4 (AWQ / GPTQ: weight-only, 16-bit compute, or W4A8) and fp4 (Blackwell); KV
+  cache in 16 or 8 bits.
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ import numpy.typing as npt
 
 from recommender.catalog.schema import Accelerator
 from recommender.scoring.calibration import Calibration
-from recommender.scoring.hardware import Capabilities, has_precision
+from recommender.scoring.hardware import Capabilities
 from recommender.scoring.memory import GIB, RUNTIME_OVERHEAD_BYTES
 from recommender.scoring.plan import Hardware
 from recommender.scoring.queueing import sustainable_occupancy
+from recommender.scoring.serving_formats import serving_formats, serving_rates, weight_bytes
 from recommender.scoring.serving_step import (
-    Rates,
     decode_step,
     decoder_prompt,
     kv_bytes_per_sequence,
@@ -46,31 +47,19 @@ from recommender.workload import Workload
 
 __all__ = [
     "SERVING_MEMORY_UTILIZATION",
-    "W4A8_ACTIVATIONS",
     "Serving",
     "copy_span",
     "memory_utilization",
     "occupancy",
     "plan_serving",
     "request_timing",
-    "weight_bytes",
-    "weight_bytes_per_parameter",
-    "weight_support",
 ]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 SERVING_MEMORY_UTILIZATION = 0.9
-# Quantised formats carry scales: AWQ / GPTQ int4 with a 16-bit scale and zero per group of
-# 128 (4.25 bits; Lin et al. 2024, "AWQ"); NVFP4 with an fp8 scale per 16 values (4.5 bits;
-# NVIDIA Blackwell NVFP4 format).
-QUANTISED_BYTES = {"int4": 4.25 / 8, "fp4": 4.5 / 8}
 TENSOR_PARALLEL_CHOICES = (1, 2, 4, 8, 16)
-# Activation formats that, with int4 weights, make the matmuls 8-bit (W4A8).
-W4A8_ACTIVATIONS = frozenset({"int8", "fp8"})
-# Fp8 weight-only kernels (Marlin) run on Ampere and newer when the chip has no fp8 units.
-FP8_WEIGHT_ONLY_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell", "cdna3"})
 
 
 @dataclass(frozen=True)
@@ -99,38 +88,6 @@ class Serving:
     memory_bound: BoolArray
 
 
-def weight_bytes_per_parameter(fmt: str) -> float:
-    return QUANTISED_BYTES.get(fmt, BYTES_PER_ELEMENT[fmt])
-
-
-def weight_bytes(w: Workload, fmt: str) -> float:
-    """Bytes per parameter of ``w``'s weights in ``fmt``: the checkpoint's own
-    ``inference.weight_bits`` where the workload states them, else the format's usual."""
-    bits = getattr(w.inference, "weight_bits", None)
-    return bits / 8.0 if bits is not None else weight_bytes_per_parameter(fmt)
-
-
-def weight_support(acc: Accelerator, fmt: str, activations: str | None = None) -> tuple[bool, str]:
-    """(whether ``acc`` serves weights in ``fmt``, the compute precision it uses).
-
-    Int4 weights compute in 16 bits (AWQ / GPTQ dequantise into fp16 matmuls) unless the
-    activations are quantised too: ``activations`` int8 or fp8 (the workload's ``precision``)
-    is W4A8, whose matmuls run at that rate where the chip has it (QServe, Lin et al. 2024;
-    TensorRT-LLM's W4A8 AWQ with fp8 activations; Intel's vLLM XPU build, which fuses an
-    int8 quantisation of the activations into RMSNorm and SiLU)."""
-    if fmt == "int4" and activations in W4A8_ACTIVATIONS and has_precision(acc, activations):
-        return True, activations
-    if fmt == "fp4":
-        return has_precision(acc, "fp4"), "fp4"
-    if fmt == "fp8":
-        if has_precision(acc, "fp8"):
-            return True, "fp8"
-        return acc.architecture in FP8_WEIGHT_ONLY_ARCHITECTURES, "fp16"
-    if fmt == "int8":
-        return True, "int8" if has_precision(acc, "int8") else "fp16"
-    return True, "fp16" if fmt == "int4" else fmt
-
-
 def memory_utilization(w: Workload) -> float:
     """Share of each GPU's memory the serving engine takes: the workload's
     ``inference.memory_utilization``, else vLLM's default (``SERVING_MEMORY_UTILIZATION``)."""
@@ -150,35 +107,6 @@ def copy_span(w: Workload) -> int:
     return tp * spec.pipeline_parallel
 
 
-def _format(w: Workload) -> tuple[str, str]:
-    spec = w.inference
-    assert spec is not None
-    weights = spec.weights or w.precision
-    kv = spec.kv_cache or ("bf16" if weights in ("int4", "fp4", "int8", "fp8") else weights)
-    return weights, kv
-
-
-def _rates(
-    caps: Capabilities, accs: list[Accelerator], hw: Hardware, fmt: str, activations: str
-) -> Rates:
-    """Matrix rates at the compute precision of ``fmt`` weights with ``activations`` (the
-    workload's precision), per configuration."""
-    rate, ok = [], []
-    for i, acc in enumerate(accs):
-        supported, compute = weight_support(acc, fmt, activations)
-        peak: float | None = getattr(acc.peak_tflops, compute, None)
-        achievable_share = caps.flops[i] / caps.peak_flops[i]
-        rate.append((peak * 1e12 if peak else caps.peak_flops[i]) * achievable_share)
-        ok.append(supported)
-    return Rates(
-        flops=np.asarray(rate, dtype=np.float64)[hw.acc],
-        bandwidth=caps.bandwidth[hw.acc],
-        link=caps.interconnect[hw.acc],
-        allreduce_step_s=caps.allreduce_step_s[hw.acc],
-        supported=np.asarray(ok, dtype=bool)[hw.acc],
-    )
-
-
 def plan_serving(
     w: Workload,
     s: Shape,
@@ -191,9 +119,9 @@ def plan_serving(
     generated tokens per instance while meeting the TTFT, TPOT and p95 targets."""
     spec = w.inference
     assert spec is not None
-    fmt, kv_fmt = _format(w)
+    fmt, kv_fmt = serving_formats(w)
     wb, kvb = weight_bytes(w, fmt), BYTES_PER_ELEMENT[kv_fmt]
-    r = _rates(caps, accs, hw, fmt, w.precision)
+    r = serving_rates(caps, accs, hw, fmt, w.precision)
     tps = _tp_choices(w, s)
     pp = float(spec.pipeline_parallel)
     batches = _batch_choices(w)

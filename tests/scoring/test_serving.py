@@ -434,7 +434,7 @@ def test_int4_weights_with_int8_activations_compute_at_the_int8_rate(catalog: Ca
     where the chip has them, so a prefill-bound run (long prompts, short answers) on an L4
     (242 int8 TOPS against 121 fp16 TFLOP/s) is faster than the same int4 weights in 16-bit
     compute, with the same weights in memory; a V100 has no int8 tensor rate and keeps 16-bit."""
-    from recommender.scoring.serving import weight_support
+    from recommender.scoring.serving_formats import weight_support
 
     assert weight_support(catalog.accelerator("L4"), "int4") == (True, "fp16")
     assert weight_support(catalog.accelerator("L4"), "int4", "int8") == (True, "int8")

@@ -150,6 +150,14 @@ class ServingSpec(_Spec):
         default="continuous",
         description="continuous batching (vLLM, SGLang, TGI, TensorRT-LLM) or static batches",
     )
+    runtime: Literal["llama.cpp"] | None = Field(
+        default=None,
+        description="The serving runtime, where its kernels rather than the memory set the "
+        "decode rate: llama.cpp's CUDA matrix-vector kernels stream about as many bytes per "
+        "multiprocessor cycle on every NVIDIA part, so on data-centre HBM parts (A100, H100) "
+        "they reach well under the memory's bandwidth. Unset: an engine whose decode streams "
+        "at the memory's rate (vLLM, SGLang, TensorRT-LLM, TGI, LMDeploy, gpt-fast)",
+    )
     memory_utilization: float | None = Field(
         default=None,
         gt=0,

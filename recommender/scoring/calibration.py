@@ -88,6 +88,9 @@ class Calibration:
     serving_step_s: dict[str, float] = field(  # host time per decode iteration, by execution
         default_factory=lambda: {"eager": 20e-3, "compiled": 1e-3}
     )
+    # Bytes a serving runtime's decode kernels stream per SM-cycle at most (``issue_rate``),
+    # by ``inference.runtime``; a runtime with no entry streams at the memory's rate.
+    decode_bytes_per_sm_cycle: dict[str, float] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
 
     def compute_efficiency(self, acc: Accelerator, precision: Precision) -> float:
@@ -130,6 +133,7 @@ class Calibration:
             "interconnect_efficiency": self.interconnect_efficiency,
             "comm_overlap": self.comm_overlap,
             "serving_step_s": self.serving_step_s,
+            "decode_bytes_per_sm_cycle": self.decode_bytes_per_sm_cycle,
             "notes": self.notes,
         }
 

@@ -7,6 +7,8 @@ import math
 from typing import Any
 
 from recommender.catalog.schema import Accelerator
+from recommender.scoring.calibration import Calibration
+from recommender.scoring.issue_rate import runtime_limit_note
 from recommender.scoring.memory import GB, NF4_BYTES_PER_PARAMETER, usable_bytes
 from recommender.scoring.plan import CHECKPOINTING, SHARDING, Plans
 from recommender.scoring.predict import Predictions
@@ -92,7 +94,9 @@ def _batched_plan(w: Workload, plans: Plans, i: int, flash: bool) -> Plan:
     return Plan(**fields)
 
 
-def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator) -> Plan:
+def _serving_plan(
+    w: Workload, sv: Serving, i: int, acc: Accelerator, cal: Calibration | None
+) -> Plan:
     spec = w.inference
     assert spec is not None
     weights = spec.weights or w.precision
@@ -128,6 +132,9 @@ def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator) -> Plan:
             f"the engine takes {SERVING_MEMORY_UTILIZATION:.0%} of each GPU's memory (vLLM's "
             "default; state inference.memory_utilization for your engine's)"
         )
+    limited = runtime_limit_note(acc, spec.runtime, cal) if cal is not None else None
+    if limited:
+        assumed.append(limited)
     unstated = _unstated_request_shape(w)
     if unstated:
         assumed.append(unstated)
@@ -183,11 +190,18 @@ def _unstated_request_shape(w: Workload) -> str | None:
     )
 
 
-def describe_plan(w: Workload, p: Predictions, row: int, acc: Accelerator) -> Plan | None:
-    """The plan of ``row`` of ``p`` (``None`` when the row has no plan)."""
+def describe_plan(
+    w: Workload,
+    p: Predictions,
+    row: int,
+    acc: Accelerator,
+    cal: Calibration | None = None,
+) -> Plan | None:
+    """The plan of ``row`` of ``p`` (``None`` when the row has no plan); ``cal``, the
+    calibration it was predicted under, lets it say where a runtime's kernels set the rate."""
     i = int(p.config[row])
     if p.serving is not None:
-        return _serving_plan(w, p.serving, i, acc)
+        return _serving_plan(w, p.serving, i, acc, cal)
     if p.plans is not None:
         from recommender.scoring.hardware import FLASH_ARCHITECTURES, FLASH_ATTENTION_2_SPEED
 

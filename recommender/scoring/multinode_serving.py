@@ -72,7 +72,7 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     assert spec is not None
     fmt, kv_fmt = serving_formats(w)
     wb, kvb = weight_bytes(w, fmt), BYTES_PER_ELEMENT[kv_fmt]
-    r = serving_rates(ctx.caps, list(ctx.catalog.accelerators), hw, fmt, w.precision)
+    r = serving_rates(ctx.caps, list(ctx.catalog.accelerators), hw, w, ctx.calibration)
     batches = np.asarray(_batch_choices(w), dtype=np.float64)
     n_b, n_c, n_k = len(batches), len(hw.acc), len(nodes)
     shape = (n_b, n_c, n_k)

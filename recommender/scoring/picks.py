@@ -188,7 +188,7 @@ def build_pick(
             else "spot capacity can be reclaimed: keep on-demand replicas for the base load"
         )
     latency = float(r.time[row]) * 1e3 if w.kind != "training" else None
-    plan = describe_plan(w, p, row, t.accelerators[int(t.acc[row])])
+    plan = describe_plan(w, p, row, t.accelerators[int(t.acc[row])], ctx.calibration)
     nodes = nodes_of(p.cluster, row)
     why = _why(ctx, row, t, p, c, r, objective, plan)
     if p.cluster is not None and nodes > 1:

@@ -58,7 +58,7 @@ def predict(
     need = float(p.need_bytes[0])
     room = usable_bytes(acc.memory_gb)
     bigger = [(a.id, a.memory_gb) for a in ctx.catalog.accelerators if a.memory_gb > acc.memory_gb]
-    plan = describe_plan(workload, p, 0, acc)
+    plan = describe_plan(workload, p, 0, acc, ctx.calibration)
     span = copy_span(workload)
     no_whole_copy = not fits and gpus % span != 0
     if no_whole_copy:

@@ -121,7 +121,7 @@ def plan_serving(
     assert spec is not None
     fmt, kv_fmt = serving_formats(w)
     wb, kvb = weight_bytes(w, fmt), BYTES_PER_ELEMENT[kv_fmt]
-    r = serving_rates(caps, accs, hw, fmt, w.precision)
+    r = serving_rates(caps, accs, hw, w, cal)
     tps = _tp_choices(w, s)
     pp = float(spec.pipeline_parallel)
     batches = _batch_choices(w)

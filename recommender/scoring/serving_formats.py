@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from recommender.catalog.schema import Accelerator
+from recommender.scoring.calibration import Calibration
 from recommender.scoring.hardware import Capabilities, has_precision
+from recommender.scoring.issue_rate import runtime_bandwidth_cap
 from recommender.scoring.plan import Hardware
 from recommender.scoring.serving_step import Rates
 from recommender.scoring.shape import BYTES_PER_ELEMENT
@@ -75,10 +77,16 @@ def serving_formats(w: Workload) -> tuple[str, str]:
 
 
 def serving_rates(
-    caps: Capabilities, accs: list[Accelerator], hw: Hardware, fmt: str, activations: str
+    caps: Capabilities, accs: list[Accelerator], hw: Hardware, w: Workload, cal: Calibration
 ) -> Rates:
-    """Matrix rates at the compute precision of ``fmt`` weights with ``activations`` (the
-    workload's precision), per configuration."""
+    """Matrix rates at the compute precision of ``w``'s weight format with its precision's
+    activations, per configuration, and the bandwidth its decode streams at: the memory's,
+    or less where ``inference.runtime`` names a runtime whose kernels cannot fill it
+    (``issue_rate.runtime_bandwidth_cap``)."""
+    fmt, _ = serving_formats(w)
+    activations = w.precision
+    runtime = w.inference.runtime if w.inference is not None else None
+    bandwidth = np.minimum(caps.bandwidth, runtime_bandwidth_cap(accs, runtime, cal))
     rate, ok = [], []
     for i, acc in enumerate(accs):
         supported, compute = weight_support(acc, fmt, activations)
@@ -88,7 +96,7 @@ def serving_rates(
         ok.append(supported)
     return Rates(
         flops=np.asarray(rate, dtype=np.float64)[hw.acc],
-        bandwidth=caps.bandwidth[hw.acc],
+        bandwidth=bandwidth[hw.acc],
         link=caps.interconnect[hw.acc],
         allreduce_step_s=caps.allreduce_step_s[hw.acc],
         supported=np.asarray(ok, dtype=bool)[hw.acc],

@@ -1,0 +1,95 @@
+"""How fast a GPU's multiprocessors issue memory requests, and the decode bandwidth a serving
+runtime whose kernels keep few requests in flight reaches with it.
+
+A streaming kernel moves bytes at ``min(memory bandwidth, bytes in flight / latency)``
+(Little's law). Kernels tuned for the chip keep enough loads in flight to saturate its
+memory; a portable matrix-vector kernel keeps a roughly fixed number of bytes in flight per
+multiprocessor, so its rate follows the multiprocessors' count and clock instead of the
+memory. llama.cpp's CUDA decode kernels are such a runtime: its maintainers say they are not
+tuned for A100 / H100 (ggml-org/llama.cpp#4747), and the development set shows them reaching
+about 42 % of an A100's HBM bandwidth where they reach 80-90 % of consumer GDDR cards', whose
+multiprocessors are fewer per byte/s of memory.
+
+The multiprocessor-cycles per second of a part come from its datasheet FP32 peak:
+``fp32 = 2 x FP32 lanes per SM x SMs x clock``, with the lanes per SM of its architecture
+(``FP32_LANES_PER_SM``), so no SM count or clock is stored per part: an A100's 19.5 TFLOP/s
+over 2 x 64 lanes is 152.3 G SM-cycles/s (108 SMs at 1,410 MHz), an H100 PCIe's 51.0 over
+2 x 128 is 199 G (114 SMs at 1,755 MHz).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from recommender.catalog.schema import Accelerator
+from recommender.scoring.calibration import Calibration
+from recommender.scoring.hardware import capabilities
+
+__all__ = ["FP32_LANES_PER_SM", "runtime_bandwidth_cap", "runtime_limit_note", "sm_cycles_per_s"]
+
+FloatArray = npt.NDArray[np.float64]
+
+# FP32 lanes (CUDA cores) per streaming multiprocessor, NVIDIA's architecture whitepapers:
+# Pascal GP104 (GeForce GTX 1080 whitepaper: 20 SMs x 128), Volta GV100 (64), Turing TU102
+# (64), Ampere GA10x (GA102 whitepaper: 128, two FP32 datapaths), Ada AD102 (128), Hopper
+# GH100 (128), Blackwell GB202 (128). The datacentre dies of Pascal and Ampere keep 64
+# (``FP32_LANES_PER_SM_BY_CHIP``: GP100 and GA100 whitepapers). Other vendors' parts are left
+# out: their catalog FP32 peaks mix vector and matrix rates (MI300X's 163.4 TFLOP/s is its
+# matrix FP32), so no cycle rate is derived for them and no runtime limit applies.
+FP32_LANES_PER_SM = {
+    "pascal": 128,
+    "volta": 64,
+    "turing": 64,
+    "ampere": 128,
+    "ada": 128,
+    "hopper": 128,
+    "blackwell": 128,
+}
+FP32_LANES_PER_SM_BY_CHIP = {"GP100": 64, "GA100": 64}
+FLOPS_PER_LANE_CYCLE = 2.0  # one fused multiply-add
+
+
+def sm_cycles_per_s(acc: Accelerator) -> float | None:
+    """Multiprocessor-cycles per second of ``acc`` (SMs x boost clock), from its datasheet
+    FP32 peak; None for an architecture with no lane count above."""
+    lanes = FP32_LANES_PER_SM_BY_CHIP.get(acc.chip or "", FP32_LANES_PER_SM.get(acc.architecture))
+    if lanes is None:
+        return None
+    return acc.peak_tflops.fp32 * 1e12 / (FLOPS_PER_LANE_CYCLE * lanes)
+
+
+def runtime_bandwidth_cap(
+    accs: Sequence[Accelerator], runtime: str | None, cal: Calibration
+) -> FloatArray:
+    """Per accelerator, the bytes/s a decode step of ``runtime`` streams at most: its fitted
+    bytes per SM-cycle (``Calibration.decode_bytes_per_sm_cycle``) times the part's SM-cycles
+    per second; infinite for a runtime with no such limit or a part with no cycle rate."""
+    per_cycle = cal.decode_bytes_per_sm_cycle.get(runtime or "")
+    caps = np.full(len(accs), np.inf)
+    if per_cycle is None:
+        return caps
+    for i, acc in enumerate(accs):
+        cycles = sm_cycles_per_s(acc)
+        if cycles is not None:
+            caps[i] = per_cycle * cycles
+    return caps
+
+
+def runtime_limit_note(acc: Accelerator, runtime: str | None, cal: Calibration) -> str | None:
+    """What the plan assumes of ``runtime``'s decode kernels on ``acc``, where they, not the
+    memory, set the rate (None where they do not)."""
+    limit = float(runtime_bandwidth_cap([acc], runtime, cal)[0])
+    memory = float(capabilities([acc], "fp16", cal).bandwidth[0])
+    cycles = sm_cycles_per_s(acc)
+    if not limit < memory or cycles is None:
+        return None
+    per_cycle = cal.decode_bytes_per_sm_cycle[runtime or ""]
+    return (
+        f"{runtime}'s decode kernels stream at most {limit / 1e12:.2f} TB/s on the {acc.id} "
+        f"({per_cycle:.1f} B per SM-cycle at {cycles / 1e9:.0f} G SM-cycles/s), "
+        f"{limit / memory:.0%} of what its memory delivers: an engine tuned for the part "
+        "(vLLM, SGLang, TensorRT-LLM) decodes faster on it"
+    )

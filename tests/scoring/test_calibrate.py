@@ -46,8 +46,8 @@ def test_shipped_calibration_refines_the_priors() -> None:
 
 def test_fitted_constants_stay_inside_their_physical_limits() -> None:
     """Every fitted efficiency is at most 1, the per-kernel device cost at most
-    KERNEL_GPU_S_MAX, and the serving engines' host time per step is the sourced prior (it is
-    not fitted)."""
+    KERNEL_GPU_S_MAX, the serving engines' host time per step is the sourced prior (it is
+    not fitted), and each runtime's decode limit a positive rate."""
     from recommender.scoring.calibrate import KERNEL_GPU_S_MAX
 
     shipped, priors = default_calibration(), prior_calibration()
@@ -60,6 +60,11 @@ def test_fitted_constants_stay_inside_their_physical_limits() -> None:
     assert all(0 < v <= 1 for v in scalars)
     assert 0 < shipped.kernel_gpu_s <= KERNEL_GPU_S_MAX
     assert shipped.serving_step_s == priors.serving_step_s
+    # a runtime's decode limit is a rate (bytes per SM-cycle), fitted for every runtime the
+    # priors name, and a limit the development set's rows show (below the no-limit prior)
+    limits = shipped.decode_bytes_per_sm_cycle
+    assert set(limits) == set(priors.decode_bytes_per_sm_cycle)
+    assert all(0 < limits[k] < priors.decode_bytes_per_sm_cycle[k] for k in limits)
 
 
 def test_datasheet_share_is_the_median_measured_triad_share(catalog: Catalog) -> None:

@@ -21,6 +21,19 @@ __all__ = [
 
 TRANSFER_BOUND = ("input-pipeline", "host-transfer")
 
+HBM_ADVICE = "HBM GPUs (A100/H100/H200) have 3-10x the bandwidth of GDDR cards."
+# What a memory-bound decode gains from HBM on a runtime whose kernels, not the memory, set
+# its rate (``inference.runtime``; issue_rate.py has the model and its evidence).
+RUNTIME_HBM_ADVICE = {
+    "llama.cpp": (
+        "llama.cpp's decode kernels stream about as many bytes per multiprocessor cycle on "
+        "every NVIDIA part, so on HBM GPUs (A100/H100) they reach about half the memory's "
+        "bandwidth: a GDDR card (L40S, RTX PRO 6000) decodes about as fast for less, and an "
+        "engine tuned for HBM (vLLM, SGLang, TensorRT-LLM) takes an A100 / H100 to its "
+        "memory's rate."
+    ),
+}
+
 BOTTLENECK_ADVICE: dict[str, list[str]] = {
     "input-pipeline": [
         "Transfer-bound: the GPU waits for data, so more or faster GPUs will not help; "
@@ -43,8 +56,8 @@ BOTTLENECK_ADVICE: dict[str, list[str]] = {
     ],
     "memory-bandwidth": [
         "Memory-bandwidth-bound: larger batches raise arithmetic intensity; fused kernels "
-        "(torch.compile, FlashAttention) cut memory passes; HBM GPUs (A100/H100/H200) have "
-        "3-10x the bandwidth of GDDR cards.",
+        "(torch.compile, FlashAttention) cut memory passes.",
+        HBM_ADVICE,
     ],
     "interconnect": [
         "Interconnect-bound: gradient all-reduce dominates; prefer NVLink instances, larger "
@@ -93,6 +106,9 @@ def bottleneck_advice(w: Workload, bottleneck: str, utilization: float) -> list[
                 "Quantise to fp8 or int8 where accuracy allows: twice the tensor "
                 "throughput on Hopper, Ada and newer."
             )
+    runtime = w.inference.runtime if w.inference is not None else None
+    if bottleneck == "memory-bandwidth" and runtime in RUNTIME_HBM_ADVICE:
+        out[out.index(HBM_ADVICE)] = RUNTIME_HBM_ADVICE[runtime]
     if bottleneck == "memory-bandwidth" and w.model.execution == "eager":
         out.append("Run compiled (torch.compile) to fuse element-wise kernels.")
     return out

@@ -56,3 +56,16 @@ def test_long_context_example_splits_each_sequence(catalog: Catalog) -> None:
     for p in recommend(w, catalog=catalog, top=3).picks:
         assert p.plan is not None and p.plan.context_parallel > 1
         assert any("context parallel" in line for line in p.why)
+
+
+def test_llamacpp_example_is_told_what_hbm_buys_it(catalog: Catalog) -> None:
+    """A memory-bound llama.cpp decode is not told that HBM parts have 3-10x the bandwidth
+    (its kernels reach about half of it there) but what does pay, and an A100's plan names
+    the limit its kernels set."""
+    w = load_workload(EXAMPLES[[p.stem for p in EXAMPLES].index("llm-local-llamacpp")])
+    r = recommend(w, catalog=catalog, top=3)
+    assert any("llama.cpp's decode kernels" in line for line in r.advice)
+    assert not any("3-10x the bandwidth" in line for line in r.advice)
+    a100 = predict(w, "A100-SXM4-80GB", 1, catalog=catalog)
+    assert a100.plan is not None
+    assert any("llama.cpp's decode kernels stream at most" in a for a in a100.plan.assumed)

@@ -33,6 +33,29 @@ def make(**overrides: Any) -> Workload:
     return Workload.model_validate(spec)
 
 
+def single_stream_decode(model: str, weights: str | None = "int4", **inference: Any) -> Workload:
+    """A single-stream decode as llama.cpp runs it: one sequence, the whole GPU's memory;
+    ``weights=None`` keeps the model's 16-bit precision."""
+    spec: dict[str, Any] = {
+        "prompt_tokens": 16,
+        "output_tokens": 512,
+        "tensor_parallel": 1,
+        "memory_utilization": 1.0,
+        **({"weights": weights} if weights is not None else {}),
+        **inference,
+    }
+    return Workload.model_validate(
+        {
+            "name": "decode",
+            "kind": "inference",
+            "model": {"name": model},
+            "precision": "fp16",
+            "batch_size": 1,
+            "inference": spec,
+        }
+    )
+
+
 @pytest.fixture
 def bert_training() -> Workload:
     return make()

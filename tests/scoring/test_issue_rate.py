@@ -3,8 +3,6 @@ rate (llama.cpp), limited by the GPU's multiprocessor-cycles (``scoring.issue_ra
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from pydantic import ValidationError
 
@@ -15,26 +13,13 @@ from recommender.scoring.calibration import Calibration, prior_calibration
 from recommender.scoring.issue_rate import sm_cycles_per_s
 from recommender.workload import Workload
 
+from .conftest import single_stream_decode
+
 
 def _decode(runtime: str | None, model: str = "llama-3-8b") -> Workload:
-    inference: dict[str, Any] = {
-        "prompt_tokens": 16,
-        "output_tokens": 512,
-        "tensor_parallel": 1,
-        "memory_utilization": 1.0,
-    }
-    if runtime is not None:
-        inference["runtime"] = runtime
-    return Workload.model_validate(
-        {
-            "name": "decode",
-            "kind": "inference",
-            "model": {"name": model},
-            "precision": "fp16",
-            "batch_size": 1,
-            "inference": inference,
-        }
-    )
+    """A 16-bit single-stream decode, on ``runtime`` where one is named."""
+    extra = {"runtime": runtime} if runtime is not None else {}
+    return single_stream_decode(model, None, **extra)
 
 
 def _limited(per_cycle: float) -> Calibration:

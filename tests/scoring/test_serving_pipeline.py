@@ -14,26 +14,11 @@ from recommender.catalog import Catalog
 from recommender.scoring.serving_step import EAGER_LAUNCH_S, Rates, stage_handoff_s
 from recommender.workload import Workload
 
+from .conftest import single_stream_decode
+
 
 def _decode(model: str, weights: str = "int4", **inference: Any) -> Workload:
-    """A single-stream decode as llama.cpp runs it: one sequence, the whole GPU's memory."""
-    return Workload.model_validate(
-        {
-            "name": "decode",
-            "kind": "inference",
-            "model": {"name": model},
-            "precision": "fp16",
-            "batch_size": 1,
-            "inference": {
-                "prompt_tokens": 16,
-                "output_tokens": 512,
-                "weights": weights,
-                "tensor_parallel": 1,
-                "memory_utilization": 1.0,
-                **inference,
-            },
-        }
-    )
+    return single_stream_decode(model, weights, **inference)
 
 
 def test_layers_split_over_gpus_hold_a_model_no_single_gpu_can(catalog: Catalog) -> None:

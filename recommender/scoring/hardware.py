@@ -27,6 +27,7 @@ __all__ = [
     "FALLBACKS",
     "FLASH_ARCHITECTURES",
     "Capabilities",
+    "achievable_bandwidth",
     "capabilities",
     "effective_precision",
     "has_precision",
@@ -172,7 +173,9 @@ def _flops(acc: Accelerator, p: Precision, cal: Calibration) -> float:
     return peak * 1e12 * cal.compute_efficiency(acc, p) * clock
 
 
-def _bandwidth(acc: Accelerator, cal: Calibration) -> float:
+def achievable_bandwidth(acc: Accelerator, cal: Calibration) -> float:
+    """Device-memory bytes/s a model's streaming kernels reach on ``acc`` under ``cal``: a
+    share of its measured triad where one is published, else of its datasheet."""
     m = measured().get(acc.id)
     if m is not None and m.memory_bandwidth_gbs is not None:
         return m.memory_bandwidth_gbs * 1e9 * cal.triad_share
@@ -224,7 +227,7 @@ def _capabilities(
     flops = [_flops(a, p, cal) for a, p in pairs]
     return Capabilities(
         flops=np.asarray(flops, dtype=np.float64),
-        bandwidth=np.asarray([_bandwidth(a, cal) for a in accs], dtype=np.float64),
+        bandwidth=np.asarray([achievable_bandwidth(a, cal) for a in accs], dtype=np.float64),
         host_link=np.asarray(
             [a.host_link.gbs_per_direction * 1e9 * cal.host_link_efficiency for a in accs]
         ),

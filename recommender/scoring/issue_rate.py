@@ -7,7 +7,7 @@ memory; a portable matrix-vector kernel keeps a roughly fixed number of bytes in
 multiprocessor, so its rate follows the multiprocessors' count and clock instead of the
 memory. llama.cpp's CUDA decode kernels are such a runtime: its maintainers say they are not
 tuned for A100 / H100 (ggml-org/llama.cpp#4747), and the development set shows them reaching
-about 42 % of an A100's HBM bandwidth where they reach 80-90 % of consumer GDDR cards', whose
+about 42-45 % of an A100's HBM bandwidth where they reach 80-90 % of consumer GDDR cards', whose
 multiprocessors are fewer per byte/s of memory.
 
 The multiprocessor-cycles per second of a part come from its datasheet FP32 peak:
@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from recommender.catalog.schema import Accelerator
 from recommender.scoring.calibration import Calibration
-from recommender.scoring.hardware import capabilities
+from recommender.scoring.hardware import achievable_bandwidth
 
 __all__ = ["FP32_LANES_PER_SM", "runtime_bandwidth_cap", "runtime_limit_note", "sm_cycles_per_s"]
 
@@ -82,7 +82,7 @@ def runtime_limit_note(acc: Accelerator, runtime: str | None, cal: Calibration) 
     """What the plan assumes of ``runtime``'s decode kernels on ``acc``, where they, not the
     memory, set the rate (None where they do not)."""
     limit = float(runtime_bandwidth_cap([acc], runtime, cal)[0])
-    memory = float(capabilities([acc], "fp16", cal).bandwidth[0])
+    memory = achievable_bandwidth(acc, cal)
     cycles = sm_cycles_per_s(acc)
     if not limit < memory or cycles is None:
         return None

@@ -65,7 +65,6 @@ class _Param:
     set: Callable[[Calibration, float], Calibration]
     sigma: float  # prior width in natural-log units
     upper: float = math.inf  # the largest physical value (an efficiency's is 1)
-    start_factor: float = 1.0  # where the fit starts, relative to the prior's value
 
 
 def _dict_param(field: str, key: str, sigma: float, upper: float = math.inf) -> _Param:
@@ -97,13 +96,8 @@ OVERHEAD_SIGMA = 1.0
 # loop, detection post-processing) and slowing every eager training step it predicts.
 KERNEL_GPU_S_MAX = 20e-6
 EFFICIENCY_MAX = 1.0
-# A runtime's decode limit (``issue_rate``) is a min() with the memory's bandwidth: where it
-# does not bind it has no gradient, so a fit starting at the prior (32 B per SM-cycle, binding
-# nowhere) would never move it. The fit starts it at a quarter of the prior (8 B: binding on
-# A100 and H100, whose HBM needs 10-13 B per SM-cycle), from where the rows of that runtime
-# move it; a fold with none has only the prior's pull, which takes it back to the prior.
+# Prior width of a runtime's decode limit (``issue_rate``; priors.json sources the prior).
 RUNTIME_LIMIT_SIGMA = 1.0
-RUNTIME_LIMIT_START_FACTOR = 0.25
 # Least-squares iterations per fit (each also costs one prediction of every observation per
 # constant for its finite-difference Jacobian).
 MAX_EVALUATIONS = 6
@@ -160,8 +154,7 @@ def _parameters(
     ]
     runtimes = {o.workload.inference.runtime for o in obs if o.workload.inference is not None}
     for runtime in sorted(r for r in runtimes if r in cal.decode_bytes_per_sm_cycle):
-        limit = _dict_param("decode_bytes_per_sm_cycle", runtime, RUNTIME_LIMIT_SIGMA)
-        params.append(replace(limit, start_factor=RUNTIME_LIMIT_START_FACTOR))
+        params.append(_dict_param("decode_bytes_per_sm_cycle", runtime, RUNTIME_LIMIT_SIGMA))
     return params, cal
 
 
@@ -302,7 +295,6 @@ def fit(
         ) from exc
     params, start = _parameters(obs, catalog, base)
     theta0 = np.log([p.get(start) for p in params])
-    theta_start = theta0 + np.log([p.start_factor for p in params])
     sigma = np.array([p.sigma for p in params])
     measured = np.log([o.throughput for o in obs])
     group, n_groups = _group_index(obs)
@@ -327,7 +319,7 @@ def fit(
     upper = np.log([p.upper for p in params])
     result = least_squares(
         residuals,
-        theta_start,
+        theta0,
         bounds=(np.full(len(theta0), -np.inf), upper),
         x_scale=1.0,
         diff_step=1e-3,

@@ -144,9 +144,9 @@ FLASH_ATTENTION_2_SOURCES = frozenset({"torchtitan", "torchao"})
 # include/llama.h) and has no option reserving a fraction of GPU memory, unlike vLLM's
 # ``gpu_memory_utilization`` (default 0.9, the engine's default).
 WHOLE_DEVICE_ENGINES = frozenset({"llama.cpp"})
-# Engines whose decode kernels, not the memory, can set the rate (``inference.runtime``:
-# recommender/scoring/issue_rate.py), by the rows' engine name.
-KERNEL_LIMITED_RUNTIMES = {"llama.cpp": "llama.cpp"}
+# Engines whose decode kernels, not the memory, can set the rate: rows name them as
+# ``inference.runtime`` spells them (recommender/scoring/issue_rate.py).
+KERNEL_LIMITED_RUNTIMES = frozenset({"llama.cpp"})
 # Inference-engine rows (MLPerf Offline / Server) that state no batch: engines batch deeply;
 # 64 is taken (an assumption, not a figure from the source).
 DEFAULT_ENGINE_BATCH = 64
@@ -273,11 +273,7 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
             **({"engine": "static", "max_batch": batch} if static and batch else {}),
             **({"max_output_tokens": _int(r["max_output_tokens"])} if static else {}),
             **({"memory_utilization": 1.0} if r["engine"] in WHOLE_DEVICE_ENGINES else {}),
-            **(
-                {"runtime": KERNEL_LIMITED_RUNTIMES[r["engine"]]}
-                if r["engine"] in KERNEL_LIMITED_RUNTIMES
-                else {}
-            ),
+            **({"runtime": r["engine"]} if r["engine"] in KERNEL_LIMITED_RUNTIMES else {}),
         }
         limits = MLPERF_LATENCY_LIMITS.get((r["model_key"], r["measure"]))
         if limits:

@@ -94,9 +94,7 @@ def _batched_plan(w: Workload, plans: Plans, i: int, flash: bool) -> Plan:
     return Plan(**fields)
 
 
-def _serving_plan(
-    w: Workload, sv: Serving, i: int, acc: Accelerator, cal: Calibration | None
-) -> Plan:
+def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator, cal: Calibration) -> Plan:
     spec = w.inference
     assert spec is not None
     weights = spec.weights or w.precision
@@ -132,7 +130,7 @@ def _serving_plan(
             f"the engine takes {SERVING_MEMORY_UTILIZATION:.0%} of each GPU's memory (vLLM's "
             "default; state inference.memory_utilization for your engine's)"
         )
-    limited = runtime_limit_note(acc, spec.runtime, cal) if cal is not None else None
+    limited = runtime_limit_note(acc, spec.runtime, cal)
     if limited:
         assumed.append(limited)
     unstated = _unstated_request_shape(w)
@@ -195,7 +193,7 @@ def describe_plan(
     p: Predictions,
     row: int,
     acc: Accelerator,
-    cal: Calibration | None = None,
+    cal: Calibration,
 ) -> Plan | None:
     """The plan of ``row`` of ``p`` (``None`` when the row has no plan); ``cal``, the
     calibration it was predicted under, lets it say where a runtime's kernels set the rate."""

@@ -83,12 +83,13 @@ def runtime_bandwidth_cap(
 def runtime_limit_note(acc: Accelerator, runtime: str | None, cal: Calibration) -> str | None:
     """What the plan assumes of ``runtime``'s decode kernels on ``acc``, where they, not the
     memory, set the rate (None where they do not)."""
-    limit = float(runtime_bandwidth_cap([acc], runtime, cal)[0])
-    memory = achievable_bandwidth(acc, cal)
+    per_cycle = cal.decode_bytes_per_sm_cycle.get(runtime or "")
     cycles = sm_cycles_per_s(acc)
-    if not limit < memory or cycles is None:
+    if per_cycle is None or cycles is None:
         return None
-    per_cycle = cal.decode_bytes_per_sm_cycle[runtime or ""]
+    limit, memory = per_cycle * cycles, achievable_bandwidth(acc, cal)
+    if limit >= memory:
+        return None
     return (
         f"{runtime}'s decode kernels stream at most {limit / 1e12:.2f} TB/s on the {acc.id} "
         f"({per_cycle:.1f} B per SM-cycle at {cycles / 1e9:.0f} G SM-cycles/s), "

@@ -212,7 +212,9 @@ class Targets(_Model):
         description="LLM serving: requests arrive at random (Poisson: a public endpoint, "
         "MLPerf's Server scenario), and ttft_ms holds for this percentile of them, waits for a "
         "free slot included (MLPerf: 99); the planner then keeps the slots only as busy as "
-        "that allows. A concurrency pinned with batch_size is a closed loop and ignores it.",
+        "that allows. tpot_ms holds for it too: the prefills admitted while a request decodes "
+        "vary from request to request. A concurrency pinned with batch_size is a closed loop "
+        "and ignores it.",
     )
     power_budget_w: Annotated[float, Field(gt=0, le=MAX_POWER_W)] | None = None
     unit_price_usd: Annotated[float, Field(gt=0, le=MAX_UNIT_PRICE_USD)] | None = Field(

@@ -6,12 +6,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from recommender.catalog.schema import Accelerator
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.issue_rate import runtime_limit_note
 from recommender.scoring.memory import GB, NF4_BYTES_PER_PARAMETER, usable_bytes
 from recommender.scoring.plan import CHECKPOINTING, SHARDING, Plans
 from recommender.scoring.predict import Predictions
+from recommender.scoring.queueing import poisson_quantile
 from recommender.scoring.results import Plan
 from recommender.scoring.serving import SERVING_MEMORY_UTILIZATION, Serving
 from recommender.scoring.serving_formats import W4A8_ACTIVATIONS, weight_bytes, weight_support
@@ -121,6 +124,9 @@ def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator, cal: Calib
             f"requests arriving at random: slots kept {busy:.0%} busy so that "
             f"{w.targets.latency_percentile:g} % wait under the {w.targets.ttft_ms:g} ms TTFT"
         )
+    tail = _tpot_tail(w, conc)
+    if tail:
+        assumed.append(tail)
     if spec.tensor_parallel == "auto" and tp > 1:
         assumed.append(f"tensor parallel {tp}")
     if weights == "int4":
@@ -150,6 +156,20 @@ def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator, cal: Calib
             "kv_cache": _gb(float(sv.kv_bytes[i])),
         },
         assumed=assumed,
+    )
+
+
+def _tpot_tail(w: Workload, concurrency: int) -> str:
+    """What a TPOT held for a percentile of random arrivals counts (``serving``), or ``""``."""
+    spec, t = w.inference, w.targets
+    assert spec is not None
+    pinned = "batch_size" in w.model_fields_set
+    if t.tpot_ms is None or t.latency_percentile is None or pinned or spec.engine == "static":
+        return ""
+    prefills = float(poisson_quantile(np.array(float(concurrency)), t.latency_percentile))
+    return (
+        f"TPOT at the {t.latency_percentile:g}th percentile: a request's decode carries the "
+        f"prefills of {prefills:.0f} requests admitted meanwhile, against {concurrency} on average"
     )
 
 

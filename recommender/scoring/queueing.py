@@ -17,14 +17,25 @@ A latency limit held for a percentile of requests (MLPerf's Server scenario: the
 LoadGen's Poisson arrivals) therefore caps the occupancy, and with it the rate, below what the
 same copy sustains when the queue never empties (Offline): the fewer the slots and the longer
 a request holds one against the wait allowed, the lower the cap.
+
+The same random arrivals spread the time per output token: a continuously batched request's
+decode steps also carry the prefills of the requests admitted while it decodes, ``B`` of them
+on average over its ``output_tokens`` steps with ``B`` slots, a count that varies from
+request to request as a Poisson count does. A TPOT limit held for a percentile is a limit on
+that count's percentile, ``mean + z sqrt(mean) + (z^2 - 1) / 6`` (the Cornish-Fisher
+expansion of the Poisson quantile to its skewness term: Johnson, Kemp & Kotz, "Univariate
+Discrete Distributions", 3rd ed., 2005, section 4.7.3; within one of the exact quantile from a
+mean of 1 up).
 """
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["sustainable_occupancy", "wait_exceeds"]
+__all__ = ["poisson_quantile", "sustainable_occupancy", "wait_exceeds"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -75,3 +86,12 @@ def sustainable_occupancy(
         ok = wait_exceeds(c, mid, wait_s, hold_s) <= tail
         lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
     return np.asarray(np.where(wait_s > 0, lo, 0.0))
+
+
+def poisson_quantile(mean: npt.ArrayLike, percentile: float) -> FloatArray:
+    """The ``percentile`` % point of a Poisson count of ``mean`` (Cornish-Fisher, above; never
+    below the mean, 0 for a mean of 0)."""
+    z = NormalDist().inv_cdf(percentile / 100.0)
+    m = np.maximum(np.asarray(mean, dtype=np.float64), 0.0)
+    skew = (z * z - 1.0) / 6.0
+    return np.asarray(np.where(m > 0, np.maximum(m + z * np.sqrt(m) + skew, m), 0.0))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
-from recommender.scoring.queueing import sustainable_occupancy, wait_exceeds
+from recommender.scoring.queueing import poisson_quantile, sustainable_occupancy, wait_exceeds
 
 
 def _erlang_c(c: int, offered: float) -> float:
@@ -52,3 +54,27 @@ def test_occupancy_moves_the_way_queues_do() -> None:
     assert base < longer_wait < 1
     assert base < looser < 1
     assert float(sustainable_occupancy(np.array(64.0), np.array(60.0), np.array(-1.0), 99.0)) == 0
+
+
+def _poisson_exact(mean: float, percentile: float) -> int:
+    """The smallest count whose Poisson CDF reaches the percentile, by summing the terms."""
+    k, term = 0, math.exp(-mean)
+    cdf = term
+    while cdf < percentile / 100.0:
+        k += 1
+        term *= mean / k
+        cdf += term
+    return k
+
+
+@pytest.mark.parametrize("mean", [1.0, 4.0, 16.0, 64.0, 256.0])
+@pytest.mark.parametrize("percentile", [90.0, 99.0])
+def test_poisson_quantile_is_within_one_of_the_exact_count(mean: float, percentile: float) -> None:
+    approx = float(poisson_quantile(np.array(mean), percentile))
+    assert abs(approx - _poisson_exact(mean, percentile)) <= 1.0
+
+
+def test_poisson_quantile_keeps_zero_at_zero_and_never_falls_below_the_mean() -> None:
+    q = poisson_quantile(np.array([0.0, 0.5, 200.0]), 50.0)
+    assert q[0] == 0.0
+    assert np.all(q[1:] >= np.array([0.5, 200.0]))

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from recommender import predict, recommend
 from recommender.catalog import Catalog
+from recommender.scoring.queueing import poisson_quantile
+from recommender.scoring.serving import request_timing
 from recommender.workload import Workload
 
 
@@ -488,3 +491,49 @@ def test_an_eager_engines_int4_matmuls_pay_for_their_triton_launches(catalog: Ca
     assert eager.plan is not None and graphs.plan is not None
     # the Python loop's 20 ms of host work and the Triton launches, against a graph's 1 ms
     assert (eager.plan.tpot_ms or 0) - (graphs.plan.tpot_ms or 0) >= 19 + 4.48 - 1
+
+
+def test_a_tpot_held_for_a_percentile_carries_that_percentile_of_interleaved_prefills(
+    catalog: Catalog,
+) -> None:
+    # A continuously batched request's decode steps carry the prefills of the requests
+    # admitted meanwhile: B of them on average with B slots, a Poisson count under random
+    # arrivals, so the 99th percentile's TPOT is longer than the mean and a tight TPOT
+    # target held for it allows less concurrency (MLPerf's Interactive scenario).
+    step, prefill, batch = np.array([0.02]), np.array([0.05]), np.array([64.0])
+    mean_w = _serve("llama-3-70b", targets={"tpot_ms": 40.0})
+    tail_w = _serve("llama-3-70b", targets={"tpot_ms": 40.0, "latency_percentile": 99.0})
+    _, mean_tpot, _, mean_latency = request_timing(mean_w, step, prefill, batch)
+    _, tail_tpot, _, tail_latency = request_timing(tail_w, step, prefill, batch)
+    assert float(mean_tpot[0]) == pytest.approx(0.02 + 64 * 0.05 / 256)
+    q99 = float(poisson_quantile(batch, 99.0)[0])
+    assert 80 < q99 < 86  # exactly 83 for a Poisson mean of 64
+    assert float(tail_tpot[0]) == pytest.approx(0.02 + q99 * 0.05 / 256)
+    assert float(tail_latency[0]) == pytest.approx(float(mean_latency[0]))  # a mean, as before
+    pinned = _serve("llama-3-70b", targets=tail_w.targets.model_dump(), batch_size=64)
+    assert float(request_timing(pinned, step, prefill, batch)[1][0]) == pytest.approx(
+        float(mean_tpot[0])
+    )
+    interactive = {"ttft_ms": 2000.0, "tpot_ms": 25.0}
+    mean = predict(_serve("llama-3-70b", targets=interactive), "H100-SXM5-80GB", 8, catalog=catalog)
+    tail = predict(
+        _serve("llama-3-70b", targets={**interactive, "latency_percentile": 99.0}),
+        "H100-SXM5-80GB",
+        8,
+        catalog=catalog,
+    )
+    assert tail.plan is not None and tail.plan.tpot_ms is not None and tail.plan.tpot_ms <= 25.0
+    assert tail.throughput < mean.throughput
+
+
+def test_the_plan_says_what_a_percentile_tpot_counts(catalog: Catalog) -> None:
+    w = _serve(
+        "llama-3-70b", targets={"ttft_ms": 2000.0, "tpot_ms": 40.0, "latency_percentile": 99.0}
+    )
+    p = predict(w, "H100-SXM5-80GB", 8, catalog=catalog)
+    assert p.plan is not None and p.plan.concurrency is not None
+    notes = [a for a in p.plan.assumed if a.startswith("TPOT at the 99th percentile")]
+    assert len(notes) == 1 and f"against {p.plan.concurrency} on average" in notes[0]
+    plain = predict(_serve("llama-3-70b", targets={"tpot_ms": 40.0}), "H100", 8, catalog=catalog)
+    assert plain.plan is not None
+    assert not any(a.startswith("TPOT at the") for a in plain.plan.assumed)

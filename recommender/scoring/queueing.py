@@ -22,10 +22,10 @@ The same random arrivals spread the time per output token: a continuously batche
 decode steps also carry the prefills of the requests admitted while it decodes, ``B`` of them
 on average over its ``output_tokens`` steps with ``B`` slots, a count that varies from
 request to request as a Poisson count does. A TPOT limit held for a percentile is a limit on
-that count's percentile, ``mean + z sqrt(mean) + (z^2 - 1) / 6`` (the Cornish-Fisher
-expansion of the Poisson quantile to its skewness term: Johnson, Kemp & Kotz, "Univariate
-Discrete Distributions", 3rd ed., 2005, section 4.7.3; within one of the exact quantile from a
-mean of 1 up).
+that count's percentile, ``mean + z sqrt(mean) + (z^2 - 1) / 6``: the Cornish-Fisher
+expansion (Cornish & Fisher 1937) to its skewness term, for a Poisson count of standard
+deviation ``sqrt(mean)`` and skewness ``1 / sqrt(mean)``; within one of the exact quantile
+from a mean of 1 up (the tests sum the Poisson terms to check it).
 """
 
 from __future__ import annotations

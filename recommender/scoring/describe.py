@@ -6,17 +6,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from recommender.catalog.schema import Accelerator
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.issue_rate import runtime_limit_note
 from recommender.scoring.memory import GB, NF4_BYTES_PER_PARAMETER, usable_bytes
 from recommender.scoring.plan import CHECKPOINTING, SHARDING, Plans
 from recommender.scoring.predict import Predictions
-from recommender.scoring.queueing import poisson_quantile
 from recommender.scoring.results import Plan
-from recommender.scoring.serving import SERVING_MEMORY_UTILIZATION, Serving
+from recommender.scoring.serving import SERVING_MEMORY_UTILIZATION, Serving, tpot_prefills
 from recommender.scoring.serving_formats import W4A8_ACTIVATIONS, weight_bytes, weight_support
 from recommender.scoring.shape import Shape
 from recommender.workload import Workload
@@ -160,16 +157,19 @@ def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator, cal: Calib
 
 
 def _tpot_tail(w: Workload, concurrency: int) -> str:
-    """What a TPOT held for a percentile of random arrivals counts (``serving``), or ``""``."""
-    spec, t = w.inference, w.targets
+    """What a TPOT target held for a percentile of random arrivals counts
+    (:func:`.serving.tpot_prefills`), or ``""`` where it counts the mean."""
+    spec = w.inference
     assert spec is not None
-    pinned = "batch_size" in w.model_fields_set
-    if t.tpot_ms is None or t.latency_percentile is None or pinned or spec.engine == "static":
+    if w.targets.tpot_ms is None or spec.engine == "static":
         return ""
-    prefills = float(poisson_quantile(np.array(float(concurrency)), t.latency_percentile))
+    prefills = float(tpot_prefills(w, float(concurrency)))
+    if prefills <= concurrency:
+        return ""
     return (
-        f"TPOT at the {t.latency_percentile:g}th percentile: a request's decode carries the "
-        f"prefills of {prefills:.0f} requests admitted meanwhile, against {concurrency} on average"
+        f"TPOT at the {w.targets.latency_percentile:g}th percentile: a request's decode carries "
+        f"the prefills of {prefills:.0f} requests admitted meanwhile, against {concurrency} on "
+        "average"
     )
 
 

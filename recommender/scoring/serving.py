@@ -53,6 +53,7 @@ __all__ = [
     "occupancy",
     "plan_serving",
     "request_timing",
+    "tpot_prefills",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -249,27 +250,23 @@ def request_timing(
     if static:
         ttft = np.asarray(batch * prefill_time + step + queue)
         return cycle, np.asarray(step), ttft, np.asarray(cycle + queue)
-    mean_tpot = np.asarray(cycle / out)
+    tpot = np.asarray((steps * step + tpot_prefills(w, batch) * prefill_time) / out)
     ttft = np.asarray(prefill_time + step + queue)
-    return cycle, _tpot_at_percentile(w, step, prefill_time, batch), ttft, ttft + out * mean_tpot
+    return cycle, tpot, ttft, np.asarray(ttft + cycle)
 
 
-def _tpot_at_percentile(
-    w: Workload, step: FloatArray, prefill_time: FloatArray, batch: FloatArray
-) -> FloatArray:
-    """TPOT of a continuously batched request: its decode steps plus the prefills of the
-    requests admitted while it decodes, ``batch`` of them over ``output_tokens`` steps on
-    average. With requests arriving at random (``targets.latency_percentile``, no pinned
-    concurrency) the TPOT a target holds for is that percentile's: the count of prefills is a
-    Poisson count (:func:`.queueing.poisson_quantile`), so at MLPerf's 99th a request in a
-    batch of 64 carries 83 of them, not 64."""
-    spec, t = w.inference, w.targets
-    assert spec is not None
-    prefills: FloatArray = np.asarray(batch, dtype=np.float64)
-    if t.latency_percentile is not None and "batch_size" not in w.model_fields_set:
-        prefills = poisson_quantile(prefills, t.latency_percentile)
-    out = float(spec.output_tokens)
-    return np.asarray((out * step + prefills * prefill_time) / out)
+def tpot_prefills(w: Workload, batch: npt.ArrayLike) -> FloatArray:
+    """Prefills of the requests admitted while one continuously batched request decodes, as
+    a TPOT target counts them: ``batch`` on average (one per slot over its
+    ``output_tokens`` steps). With requests arriving at random (``targets.latency_percentile``,
+    no pinned concurrency) the target holds for that percentile of a Poisson count
+    (:func:`.queueing.poisson_quantile`): at MLPerf's 99th a request among 64 slots carries 83,
+    not 64."""
+    t = w.targets
+    mean = np.asarray(batch, dtype=np.float64)
+    if t.latency_percentile is None or "batch_size" in w.model_fields_set:
+        return mean
+    return poisson_quantile(mean, t.latency_percentile)
 
 
 def _clients_per_copy(

@@ -22,7 +22,9 @@ accelerator in the same run) is compared in points. Absolute errors are |pred/me
     python benchmarks/accuracy.py               # cross-validated report (refits per fold)
     python benchmarks/accuracy.py --priors      # the priors alone: nothing fitted at all
     python benchmarks/accuracy.py --by-architecture   # + leave-one-architecture-out
-    python benchmarks/accuracy.py --detail      # + where the engine loses to the naive rule
+    python benchmarks/accuracy.py --detail      # + where the engine loses to the naive rule,
+                                                #   and what adds most to its error without one
+    python benchmarks/accuracy.py --rows-csv held_out.csv   # + every row's held-out rate
     python benchmarks/accuracy.py --write       # also fit on every row -> calibration.json,
                                                 #   and the tables -> accuracy_tables.md
 """
@@ -44,7 +46,16 @@ from typing import TypeVar
 
 import numpy as np
 import yaml
-from accuracy_report import Scores, markdown_table, merge, print_scaling, scores_mean, table
+from accuracy_report import (
+    Scores,
+    markdown_table,
+    merge,
+    print_absolute_shares,
+    print_scaling,
+    scores_mean,
+    table,
+    write_rows_csv,
+)
 from published import BENCH_ACCELERATORS, Row, load_rows
 
 from recommender.catalog import Catalog, load_catalog
@@ -300,6 +311,9 @@ def main() -> int:
         "the geometric-mean rule",
     )
     parser.add_argument(
+        "--rows-csv", type=Path, help="also write each row's held-out rate to this CSV file"
+    )
+    parser.add_argument(
         "--by-architecture",
         action="store_true",
         help="also leave one accelerator architecture out (one refit per architecture: slow)",
@@ -340,6 +354,10 @@ def main() -> int:
         markdown.append(f"<!-- leave-one-source-out, {len(rows)} rows -->\n{markdown_table(loso)}")
         if args.detail:
             print_detail(rows, catalog, held_out)
+            print_absolute_shares(rows, held_out)
+        if args.rows_csv:
+            write_rows_csv(args.rows_csv, rows, held_out)
+            print(f"wrote {args.rows_csv}")
     if args.by_architecture:
         print("\nleave-one-accelerator-architecture-out:")
         loao, _, _ = cross_validate(

@@ -20,14 +20,14 @@ A fold takes about a minute on two cores; ``accuracy.py`` prints the source name
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
-from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from accuracy import bench_catalog, modelled_without, pair_errors, predictable
+from accuracy_report import group_bias
 from published import Row, load_rows
 
 from recommender.catalog import Catalog
@@ -41,14 +41,6 @@ class KeyErrors:
     pairs: int
     engine: float  # mean |error| % with a baseline
     geomean: float  # the geometric-mean rule's, on the same pairs
-
-
-@dataclass(frozen=True)
-class GroupBias:
-    group: str
-    rows: int
-    ratio: float  # geometric mean of modelled / measured
-    error: float  # mean |modelled / measured - 1| %
 
 
 def held_out_modelled(
@@ -79,22 +71,9 @@ def key_errors(
     return sorted(out, key=lambda k: k.pairs * (k.geomean - k.engine))
 
 
-def group_bias(rows: list[Row], modelled: np.ndarray, source: str) -> list[GroupBias]:
-    """Absolute rows of ``source`` by group: how far the engine's own rate is off."""
-    by_group: dict[str, list[float]] = defaultdict(list)
-    for r, m in zip(rows, modelled, strict=True):
-        if r.source == source and r.absolute and m > 0:
-            by_group[r.key.split("|")[0]].append(float(m) / r.observation.throughput)
-    out = [
-        GroupBias(
-            group=group,
-            rows=len(ratios),
-            ratio=math.exp(statistics.fmean(math.log(x) for x in ratios)),
-            error=statistics.fmean(abs(x - 1.0) * 100.0 for x in ratios),
-        )
-        for group, ratios in by_group.items()
-    ]
-    return sorted(out, key=lambda g: -g.rows * g.error)
+def groups_in(source: str) -> Callable[[Row], str | None]:
+    """A row's group (its key's first field: the source's run) where it is ``source``'s."""
+    return lambda r: r.key.split("|")[0] if r.source == source else None
 
 
 def main() -> int:
@@ -118,7 +97,7 @@ def main() -> int:
             f"geomean {k.geomean:6.1f} %"
         )
     print("\nwithout a baseline, by group (modelled / measured, geometric mean):")
-    for g in group_bias(rows, modelled, args.source):
+    for g in group_bias(rows, modelled, groups_in(args.source)):
         print(
             f"  {g.group[:70]:<70} rows {g.rows:>3}  ratio {g.ratio:5.2f}  |error| {g.error:6.1f} %"
         )

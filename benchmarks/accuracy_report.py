@@ -7,9 +7,15 @@ reading, so the two can change separately (``accuracy_floor.py`` prints the same
 
 from __future__ import annotations
 
+import csv
+import math
 import statistics
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 from published import Row
 
 CLASSES = ("training", "inference", "llm-serving", "llm-decode")
@@ -98,3 +104,86 @@ def print_scaling(title: str, points: list[tuple[int, float, float]], rows: list
             f"    worst: {rows[i].key[:58]:<58} {o.gpus} x {o.accelerator}: "
             f"measured {m:.0%}, predicted {p:.0%}"
         )
+
+
+@dataclass(frozen=True)
+class GroupBias:
+    group: str
+    rows: int
+    ratio: float  # geometric mean of modelled / measured
+    error: float  # mean |modelled / measured - 1| %
+
+
+def group_bias(
+    rows: list[Row], modelled: np.ndarray, group_of: Callable[[Row], str | None]
+) -> list[GroupBias]:
+    """Rows scored without a baseline by ``group_of`` (None: left out), with how far the
+    engine's own rate is off in each; the groups that add most to the mean |error| (rows x
+    error) first."""
+    by_group: dict[str, list[float]] = defaultdict(list)
+    for r, m in zip(rows, modelled, strict=True):
+        group = group_of(r)
+        if group is not None and r.absolute and m > 0:
+            by_group[group].append(float(m) / r.observation.throughput)
+    out = [
+        GroupBias(
+            group=group,
+            rows=len(ratios),
+            ratio=math.exp(statistics.fmean(math.log(x) for x in ratios)),
+            error=statistics.fmean(abs(x - 1.0) * 100.0 for x in ratios),
+        )
+        for group, ratios in by_group.items()
+    ]
+    return sorted(out, key=lambda g: -g.rows * g.error)
+
+
+def print_absolute_shares(rows: list[Row], modelled: np.ndarray, limit: int = 12) -> None:
+    """Where the error without a baseline comes from: each (class, source, model) group's
+    points of the mean over every row scored that way (its rows' summed |error| over their
+    count)."""
+    groups = group_bias(
+        rows, modelled, lambda r: f"{r.cls:<12} {r.source:<24} {r.key.split('|')[1]}"
+    )
+    scored = sum(g.rows for g in groups)
+    print("\nwhat adds most to the error without a baseline (held out; points of the mean):")
+    for g in groups[:limit]:
+        print(
+            f"  {g.rows * g.error / scored:5.2f}  {g.group[:66]:<66} rows {g.rows:>4}  "
+            f"modelled / measured {g.ratio:5.2f}"
+        )
+
+
+ROWS_CSV_HEADER = (
+    "row_id",
+    "source",
+    "class",
+    "key",
+    "accelerator",
+    "gpus",
+    "absolute",
+    "measured",
+    "modelled",
+)
+
+
+def write_rows_csv(path: Path, rows: list[Row], modelled: np.ndarray) -> None:
+    """Every row's held-out modelled rate beside its measured one (both in the row's unit),
+    for reading a cross-validation row by row without running it again."""
+    with path.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(ROWS_CSV_HEADER)
+        for r, m in zip(rows, modelled, strict=True):
+            o = r.observation
+            out.writerow(
+                [
+                    r.row_id,
+                    r.source,
+                    r.cls,
+                    r.key,
+                    o.accelerator,
+                    o.gpus,
+                    r.absolute,
+                    f"{o.throughput:.6g}",
+                    f"{float(m):.6g}",
+                ]
+            )

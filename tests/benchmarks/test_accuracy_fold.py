@@ -14,6 +14,7 @@ sys.path.insert(0, str(BENCHMARKS))
 accuracy = pytest.importorskip("accuracy")
 published = pytest.importorskip("published")
 fold = pytest.importorskip("accuracy_fold")
+report = pytest.importorskip("accuracy_report")
 
 SOURCE = "nvidia-dle"
 
@@ -39,7 +40,7 @@ def test_a_model_off_by_one_factor_on_a_source_is_biased_but_scales_right(
     assert sum(k.pairs for k in keys) == sum(
         1 for _, b in accuracy.pairs(rows) if rows[b].source == SOURCE
     )
-    groups = fold.group_bias(rows, modelled, SOURCE)
+    groups = report.group_bias(rows, modelled, fold.groups_in(SOURCE))
     assert groups and all(g.ratio == pytest.approx(2.0) for g in groups)
     assert all(g.error == pytest.approx(100.0) for g in groups)
     assert sum(g.rows for g in groups) == sum(1 for r in rows if r.source == SOURCE and r.absolute)

@@ -319,6 +319,8 @@ def main() -> int:
         help="also leave one accelerator architecture out (one refit per architecture: slow)",
     )
     args = parser.parse_args()
+    if args.rows_csv and (args.priors or args.no_cv):
+        parser.error("--rows-csv writes the leave-one-source-out rates: drop --priors / --no-cv")
     t0 = time.perf_counter()
     catalog = bench_catalog()
     rows, skipped = load_rows(catalog)

@@ -56,3 +56,14 @@ def test_a_source_off_by_a_factor_is_the_whole_no_baseline_error(
     in_source = sum(1 for r in rows if r.absolute and r.source == SOURCE)
     assert total == pytest.approx(100.0 * in_source / absolute, abs=0.01 * len(off))
     assert all(float(ln.split()[0]) == 0.0 for ln in lines if SOURCE not in ln)
+
+
+@pytest.mark.parametrize("without", ["--priors", "--no-cv"])
+def test_the_rows_csv_is_refused_where_nothing_is_held_out(
+    without: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "held_out.csv"
+    monkeypatch.setattr(sys, "argv", ["accuracy.py", without, "--rows-csv", str(path)])
+    with pytest.raises(SystemExit) as exit_:
+        accuracy.main()
+    assert exit_.value.code == 2 and not path.exists()

@@ -1,5 +1,6 @@
 """The accuracy report's presentation: errors gathered per workload class, the per-class table
-(plain text and the README's markdown) and the scaling-efficiency summary.
+(plain text and the README's markdown), the scaling-efficiency summary, the groups that add
+most to the error without a baseline, and every row's held-out rate as a CSV file.
 
 ``accuracy.py`` scores and cross-validates; this module only shapes what it found for
 reading, so the two can change separately (``accuracy_floor.py`` prints the same tables).
@@ -167,8 +168,9 @@ ROWS_CSV_HEADER = (
 
 
 def write_rows_csv(path: Path, rows: list[Row], modelled: np.ndarray) -> None:
-    """Every row's held-out modelled rate beside its measured one (both in the row's unit),
-    for reading a cross-validation row by row without running it again."""
+    """Every row's held-out modelled rate beside its measured one, both in the engine's unit
+    (samples or requests per second per instance), for reading a cross-validation row by row
+    without running it again."""
     with path.open("w", newline="") as f:
         out = csv.writer(f)
         out.writerow(ROWS_CSV_HEADER)

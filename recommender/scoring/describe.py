@@ -94,6 +94,26 @@ def _batched_plan(w: Workload, plans: Plans, i: int, flash: bool) -> Plan:
     return Plan(**fields)
 
 
+def _bound(w: Workload, sv: Serving, i: int, conc: int) -> str:
+    """What stopped the planner's concurrency at ``conc`` (nothing to say for one the user
+    pinned): ``inference.max_batch``, the KV room (the next candidate, twice as many or the
+    cap, does not fit it), or the latency targets (it fits, but misses them)."""
+    spec = w.inference
+    assert spec is not None
+    if "batch_size" in w.model_fields_set:
+        return ""
+    slots = float(sv.kv_slots[i])
+    room = "no limit" if math.isinf(slots) else f"room for {int(slots):,}"
+    if conc >= spec.max_batch:
+        return f" (inference.max_batch; the KV cache has {room})"
+    if slots < min(2 * conc, spec.max_batch):
+        return f" (the KV cache has {room}; concurrency is tried in powers of two)"
+    t = w.targets
+    if t.tpot_ms is None and t.ttft_ms is None and t.p95_latency_ms is None:
+        return ""
+    return f" (the latency targets; the KV cache has {room})"
+
+
 def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator, cal: Calibration) -> Plan:
     spec = w.inference
     assert spec is not None
@@ -105,7 +125,7 @@ def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator, cal: Calib
         steps = spec.max_output_tokens or spec.output_tokens
         assumed = [f"static batches of {conc} sequences per copy, each {steps} decode steps long"]
     else:
-        assumed = [f"continuous batching of {conc} sequences per copy (KV cache and targets)"]
+        assumed = [f"continuous batching of {conc} sequences per copy{_bound(w, sv, i, conc)}"]
     copies = int(sv.copies[i])
     if "batch_size" in w.model_fields_set and copies > 1:
         assumed.append(f"the {w.batch_size} concurrent requests spread over {copies} model copies")

@@ -78,6 +78,7 @@ class Serving:
     need_bytes: FloatArray  # per GPU: weights + runtime + the KV the concurrency uses
     weights_bytes: FloatArray  # per GPU
     kv_bytes: FloatArray  # per GPU at the chosen concurrency
+    kv_slots: FloatArray  # per copy: the sequences its KV room holds (inf: no KV to hold)
     prefill_s: FloatArray  # one request's prefill
     decode_s: FloatArray  # one decode step of the batch
     cycle_s: FloatArray  # one slot's turn: its prefills and decode steps (a static batch's run)
@@ -139,7 +140,8 @@ def plan_serving(
     kv_per_sequence = kv_sequence * replication / span
     copies = np.floor(gpus / span)
     busy_copies, asked = _clients_per_copy(w, b, copies)
-    b, waiting = _running_batch(w, asked, room - weights_gpu, kv_per_sequence)
+    slots = _kv_slots(room - weights_gpu, kv_per_sequence)
+    b, waiting = _running_batch(w, asked, slots)
     kv_gpu = b * kv_per_sequence
     need = weights_gpu + kv_gpu
     fits = (span <= gpus) & (np.mod(gpus, span) == 0) & (b >= 1) & r.supported
@@ -182,6 +184,7 @@ def plan_serving(
         need_bytes=pick(need) + RUNTIME_OVERHEAD_BYTES,
         weights_bytes=pick(weights_gpu),
         kv_bytes=pick(kv_gpu),
+        kv_slots=pick(slots),
         prefill_s=pick(prefill_time),
         decode_s=pick(decode),
         cycle_s=pick(cycle),
@@ -286,23 +289,27 @@ def _clients_per_copy(
     return busy, np.asarray(concurrency / busy, dtype=np.float64)
 
 
+def _kv_slots(kv_room: FloatArray, kv_per_sequence: FloatArray) -> FloatArray:
+    """Sequences a copy's KV room holds: none when the weights leave no room, unbounded when
+    a sequence keeps no KV."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slots = np.where(
+            kv_per_sequence > 0, np.floor(np.maximum(kv_room, 0.0) / kv_per_sequence), np.inf
+        )
+    return np.asarray(np.where(kv_room > 0, slots, 0.0), dtype=np.float64)
+
+
 def _running_batch(
-    w: Workload, asked: FloatArray, kv_room: FloatArray, kv_per_sequence: FloatArray
+    w: Workload, asked: FloatArray, slots: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
     """(sequences a copy decodes at once, requests per copy left waiting).
 
     A continuous-batching engine admits a request only when its KV blocks fit (vLLM's
     scheduler, Kwon et al. 2023, section 4.2; TGI and LMDeploy alike), so the running batch is
-    the concurrency asked for, at most what the KV room holds. Of a concurrency the user pins
-    (``batch_size``: a load test's concurrent clients) the rest queue. A candidate the planner
-    tries itself (``_batch_choices``) fits whole or is not a plan, so its pick stays the
-    largest candidate the room and the targets allow. None fits when the weights leave no
-    room for one sequence."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slots = np.where(
-            kv_per_sequence > 0, np.floor(np.maximum(kv_room, 0.0) / kv_per_sequence), np.inf
-        )
-    slots = np.where(kv_room > 0, slots, 0.0)
+    the concurrency asked for, at most the ``slots`` the KV room holds. Of a concurrency the
+    user pins (``batch_size``: a load test's concurrent clients) the rest queue. A candidate
+    the planner tries itself (``_batch_choices``) fits whole or is not a plan, so its pick
+    stays the largest candidate the room and the targets allow."""
     if "batch_size" in w.model_fields_set:
         running = np.minimum(asked, slots)
         return np.asarray(running, dtype=np.float64), np.asarray(asked - running, dtype=np.float64)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -537,3 +538,43 @@ def test_the_plan_says_what_a_percentile_tpot_counts(catalog: Catalog) -> None:
     plain = predict(_serve("llama-3-70b", targets={"tpot_ms": 40.0}), "H100", 8, catalog=catalog)
     assert plain.plan is not None
     assert not any(a.startswith("TPOT at the") for a in plain.plan.assumed)
+
+
+def _room(assumed: str) -> int:
+    """The KV room a plan's first note states ('room for 1,121')."""
+    match = re.search(r"room for ([\d,]+)", assumed)
+    assert match, assumed
+    return int(match.group(1).replace(",", ""))
+
+
+def test_the_plan_says_what_stopped_its_concurrency(catalog: Catalog) -> None:
+    """The cap (raising it helps: the KV room holds more), the KV room (the next power of
+    two does not fit) or the latency targets (it fits but misses them); nothing for a
+    concurrency the user pinned."""
+    capped = predict(_serve("llama-3-8b"), "H100-SXM5-80GB", 1, catalog=catalog)
+    assert capped.plan is not None and capped.plan.concurrency == 256
+    note = capped.plan.assumed[0]
+    assert "(inference.max_batch;" in note and _room(note) > 256
+    room = _room(note)
+    wider = predict(
+        _serve("llama-3-8b", inference={"max_batch": room}), "H100-SXM5-80GB", 1, catalog=catalog
+    )
+    assert wider.plan is not None and wider.plan.concurrency == room
+    assert wider.tokens_per_s > capped.tokens_per_s
+
+    kv = predict(_serve("llama-3-8b"), "L4", 1, catalog=catalog)
+    assert kv.plan is not None and kv.plan.concurrency is not None
+    note = kv.plan.assumed[0]
+    assert "powers of two" in note
+    assert kv.plan.concurrency <= _room(note) < 2 * kv.plan.concurrency
+
+    tight = predict(
+        _serve("llama-3-8b", targets={"tpot_ms": 10}), "H100-SXM5-80GB", 1, catalog=catalog
+    )
+    assert tight.plan is not None and tight.plan.concurrency is not None
+    note = tight.plan.assumed[0]
+    assert "(the latency targets;" in note and _room(note) >= 2 * tight.plan.concurrency
+
+    pinned = predict(_serve("llama-3-8b", batch_size=8), "H100-SXM5-80GB", 1, catalog=catalog)
+    assert pinned.plan is not None
+    assert pinned.plan.assumed[0] == "continuous batching of 8 sequences per copy"

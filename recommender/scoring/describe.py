@@ -13,7 +13,12 @@ from recommender.scoring.memory import GB, NF4_BYTES_PER_PARAMETER, usable_bytes
 from recommender.scoring.plan import CHECKPOINTING, SHARDING, Plans
 from recommender.scoring.predict import Predictions
 from recommender.scoring.results import Plan
-from recommender.scoring.serving import SERVING_MEMORY_UTILIZATION, Serving, tpot_prefills
+from recommender.scoring.serving import (
+    SERVING_MEMORY_UTILIZATION,
+    Serving,
+    next_concurrency,
+    tpot_prefills,
+)
 from recommender.scoring.serving_formats import W4A8_ACTIVATIONS, weight_bytes, weight_support
 from recommender.scoring.shape import Shape
 from recommender.workload import Workload
@@ -96,17 +101,16 @@ def _batched_plan(w: Workload, plans: Plans, i: int, flash: bool) -> Plan:
 
 def _bound(w: Workload, sv: Serving, i: int, conc: int) -> str:
     """What stopped the planner's concurrency at ``conc`` (nothing to say for one the user
-    pinned): ``inference.max_batch``, the KV room (the next candidate, twice as many or the
-    cap, does not fit it), or the latency targets (it fits, but misses them)."""
-    spec = w.inference
-    assert spec is not None
+    pinned): ``inference.max_batch`` (no candidate is left), the KV room (the next candidate
+    does not fit it), or the latency targets (it fits, but misses them)."""
     if "batch_size" in w.model_fields_set:
         return ""
     slots = float(sv.kv_slots[i])
     room = "no limit" if math.isinf(slots) else f"room for {int(slots):,}"
-    if conc >= spec.max_batch:
+    larger = next_concurrency(w, conc)
+    if larger is None:
         return f" (inference.max_batch; the KV cache has {room})"
-    if slots < min(2 * conc, spec.max_batch):
+    if slots < larger:
         return f" (the KV cache has {room}; concurrency is tried in powers of two)"
     t = w.targets
     if t.tpot_ms is None and t.ttft_ms is None and t.p95_latency_ms is None:

@@ -50,6 +50,7 @@ __all__ = [
     "Serving",
     "copy_span",
     "memory_utilization",
+    "next_concurrency",
     "occupancy",
     "plan_serving",
     "request_timing",
@@ -372,3 +373,9 @@ def _batch_choices(w: Workload) -> list[int]:
         out.append(b)
         b *= 2
     return [*out, spec.max_batch]
+
+
+def next_concurrency(w: Workload, concurrency: int) -> int | None:
+    """The planner's next concurrency candidate above ``concurrency`` (:func:`_batch_choices`),
+    or None where ``concurrency`` is already the last (``inference.max_batch``)."""
+    return next((c for c in _batch_choices(w) if c > concurrency), None)

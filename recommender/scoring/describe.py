@@ -125,11 +125,12 @@ def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator, cal: Calib
     # A pinned concurrency spread over copies leaves some with one more client than others:
     # the busiest copy's count is the one its KV cache must hold.
     tp, conc = int(sv.tp[i]), math.ceil(float(sv.concurrency[i]) - CONCURRENCY_ROUNDING)
+    sequences = f"{conc} sequence{'' if conc == 1 else 's'} per copy"
     if spec.engine == "static":
         steps = spec.max_output_tokens or spec.output_tokens
-        assumed = [f"static batches of {conc} sequences per copy, each {steps} decode steps long"]
+        assumed = [f"static batches of {sequences}, each {steps} decode steps long"]
     else:
-        assumed = [f"continuous batching of {conc} sequences per copy{_bound(w, sv, i, conc)}"]
+        assumed = [f"continuous batching of {sequences}{_bound(w, sv, i, conc)}"]
     copies = int(sv.copies[i])
     if "batch_size" in w.model_fields_set and copies > 1:
         assumed.append(f"the {w.batch_size} concurrent requests spread over {copies} model copies")

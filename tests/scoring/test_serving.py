@@ -578,3 +578,10 @@ def test_the_plan_says_what_stopped_its_concurrency(catalog: Catalog) -> None:
     pinned = predict(_serve("llama-3-8b", batch_size=8), "H100-SXM5-80GB", 1, catalog=catalog)
     assert pinned.plan is not None
     assert pinned.plan.assumed[0] == "continuous batching of 8 sequences per copy"
+
+
+def test_one_sequence_is_one_sequence(catalog: Catalog) -> None:
+    """A single-stream plan reads as English: one sequence per copy, not '1 sequences'."""
+    single = predict(_serve("llama-3-8b", batch_size=1), "H100-SXM5-80GB", 1, catalog=catalog)
+    assert single.plan is not None
+    assert single.plan.assumed[0] == "continuous batching of 1 sequence per copy"

@@ -27,9 +27,9 @@ HBM_ADVICE = "HBM GPUs (A100/H100/H200) have 3-10x the bandwidth of GDDR cards."
 RUNTIME_HBM_ADVICE = {
     "llama.cpp": (
         "llama.cpp's decode kernels stream about as many bytes per multiprocessor cycle on "
-        "every NVIDIA part, so on HBM GPUs (A100/H100) they reach half to three quarters of "
-        "the memory's bandwidth: a GDDR card (L40S, RTX PRO 6000) comes close for less, and "
-        "an engine tuned for HBM (vLLM, SGLang, TensorRT-LLM) takes an A100 / H100 to its "
+        "every NVIDIA part, so on HBM GPUs (A100/H100) they reach about half the memory's "
+        "bandwidth: a GDDR card (L40S, RTX PRO 6000) decodes about as fast for less, and an "
+        "engine tuned for HBM (vLLM, SGLang, TensorRT-LLM) takes an A100 / H100 to its "
         "memory's rate."
     ),
 }

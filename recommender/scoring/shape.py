@@ -279,6 +279,17 @@ def estimated_transformer(w: Workload) -> tuple[TransformerArch, int] | None:
     return arch, tokens
 
 
+def _evaluation_flops(w: Workload, forward: float) -> float:
+    """FLOPs of one model evaluation, which is what memory holds activations for: a diffusion
+    model's inference sample runs the denoiser once per step (``forward`` counts them all, or
+    a source's own number of evaluations in ``flops_per_sample``), each step's activations
+    freed before the next, so no more than the architecture's one evaluation counts."""
+    arch = w.model.architecture
+    if w.training_job or not isinstance(arch, GivenArch) or arch.denoising_steps is None:
+        return forward
+    return min(forward, arch.forward_flops)
+
+
 def _given_shape(w: Workload) -> Shape:
     """A model known only by parameters and FLOPs (or a CNN / diffusion entry)."""
     arch = w.model.architecture
@@ -290,7 +301,7 @@ def _given_shape(w: Workload) -> Shape:
         if given is None and arch.forward_activations is not None and arch.type == "cnn":
             given = arch.forward_activations * CNN_STORED_PER_ACTIVATION * 2.0  # 16-bit
     if given is None:
-        given = forward * ACTIVATION_BYTES_PER_FLOP[w.model.resolved_family]
+        given = _evaluation_flops(w, forward) * ACTIVATION_BYTES_PER_FLOP[w.model.resolved_family]
     given *= el / 2
     layers = _estimated_layers(w.parameters)
     tokens = float(w.model.sequence_length or 1)

@@ -68,3 +68,31 @@ def test_eight_bit_adam_and_sgd_hold_less_state() -> None:
     sgd = make(**base, training={"optimizer": "sgd-momentum"})
     assert state_bytes(adam8, shape_of(adam8)).total == pytest.approx(10e9)  # 2+2+4+2
     assert state_bytes(sgd, shape_of(sgd)).total == pytest.approx(12e9)  # 2+2+4+4
+
+
+def test_a_diffusion_sample_holds_one_denoiser_evaluation() -> None:
+    """SDXL inference runs its UNet 50 times an image, freeing each step's activations: the
+    activations it must hold are one evaluation's, so an image fits a 24 GB L4 (it was
+    charged 50 evaluations' worth, 141 GB, and fitted no GPU), and a source's own count of
+    evaluations (MLPerf's 40, in ``flops_per_sample``) holds no more."""
+    from recommender import predict
+    from recommender.workload import Workload
+
+    def sdxl(**model: float) -> Workload:
+        return Workload.model_validate(
+            {
+                "name": "sdxl",
+                "kind": "inference",
+                "model": {"name": "stable-diffusion-xl", **model},
+                "precision": "fp16",
+                "batch_size": 1,
+            }
+        )
+
+    registry = sdxl()
+    p = predict(registry, "L4")
+    assert p.fits_in_memory
+    per_evaluation = 6.7612e12  # catalogs/models.yaml: one UNet evaluation at 1024x1024
+    assert registry.forward_flops_per_sample == pytest.approx(50 * per_evaluation)
+    mlperf = sdxl(flops_per_sample=40 * per_evaluation)
+    assert predict(mlperf, "L4").memory.components_gb == p.memory.components_gb

@@ -64,21 +64,8 @@ def test_the_prior_reproduces_the_measurement_it_cites(catalog: Catalog) -> None
     predicts llama.cpp#6017's measurement: Llama 7B in F16 generating 128 tokens from an empty
     context on one A100 PCIe, a source outside the development set. The limit binds there (the
     plan says so), so the measurement pins it."""
-    tg128 = Workload.model_validate(
-        {
-            "name": "tg128",
-            "kind": "inference",
-            "model": {"name": "llama-2-7b"},
-            "precision": "fp16",
-            "batch_size": 1,
-            "inference": {
-                "prompt_tokens": 1,
-                "output_tokens": 128,
-                "tensor_parallel": 1,
-                "runtime": "llama.cpp",
-                "memory_utilization": 1.0,
-            },
-        }
+    tg128 = single_stream_decode(
+        "llama-2-7b", None, runtime="llama.cpp", prompt_tokens=1, output_tokens=128
     )
     priors = prior_calibration()
     p = predict(tg128, "A100-PCIe-80GB", catalog=catalog, calibration=priors)

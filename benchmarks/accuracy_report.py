@@ -9,6 +9,7 @@ reading, so the two can change separately (``accuracy_floor.py`` prints the same
 from __future__ import annotations
 
 import csv
+import json
 import math
 import statistics
 from collections import defaultdict
@@ -20,6 +21,10 @@ import numpy as np
 from published import Row
 
 CLASSES = ("training", "inference", "llm-serving", "llm-decode")
+# The leave-one-source-out errors per class that every prediction carries
+# (recommender/scoring/heldout.py reads it; tests/benchmarks/test_accuracy.py checks that its
+# means are the README table's).
+HELD_OUT_JSON = Path(__file__).resolve().parent.parent / "recommender/scoring/heldout.json"
 
 
 class Scores:
@@ -189,3 +194,34 @@ def write_rows_csv(path: Path, rows: list[Row], modelled: np.ndarray) -> None:
                     f"{float(m):.6g}",
                 ]
             )
+
+
+def _errors(xs: list[float]) -> dict[str, float | int | None]:
+    """Count, mean and median of held-out errors in percent, rounded as the table prints."""
+    if not xs:
+        return {"count": 0, "mean_pct": None, "median_pct": None}
+    mean, median = statistics.fmean(xs), statistics.median(xs)
+    return {"count": len(xs), "mean_pct": round(mean, 1), "median_pct": round(median, 1)}
+
+
+def write_held_out(s: dict[str, Scores], rows: int, sources: int) -> None:
+    """``HELD_OUT_JSON`` from a leave-one-source-out run's scores: per class, the errors of
+    scaling a baseline between accelerators and of the absolute rate."""
+    data = {
+        "method": (
+            f"leave-one-source-out over {rows} published measurements from {sources} sources "
+            "(benchmarks/accuracy.py --write): each source scored by constants fitted on the "
+            "others"
+        ),
+        "rows": rows,
+        "sources": sources,
+        "classes": {
+            cls: {
+                "with_baseline": _errors(s["baseline"].by_class.get(cls, [])),
+                "without_baseline": _errors(s["absolute"].by_class.get(cls, [])),
+            }
+            for cls in CLASSES
+        },
+    }
+    HELD_OUT_JSON.write_text(json.dumps(data, indent=2) + "\n")
+    print(f"wrote {HELD_OUT_JSON}")

@@ -275,6 +275,9 @@ def _print_prediction(p: Prediction) -> None:
         rows.insert(1, ("tokens/s", f"{p.tokens_per_s:.4g}"))
     if p.gpus > 1 or p.nodes > 1:
         rows.append(("scaling efficiency", f"{p.scaling_efficiency:.0%}"))
+    if p.expected_error is not None:
+        e = p.expected_error
+        rows.append(("held-out error", f"{e.median_pct:.0f} % median, {e.mean_pct:.0f} % mean"))
     title = f"{p.gpus} x {p.accelerator}"
     if p.nodes > 1:
         title = f"{p.nodes} nodes x {title}"

@@ -14,6 +14,7 @@ from recommender.scoring.describe import describe_plan, remedies
 from recommender.scoring.engine import Context
 from recommender.scoring.explain import bottleneck_advice, limit_text, recipe_caveats
 from recommender.scoring.freshness import price_doubt
+from recommender.scoring.heldout import error_note
 from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Predictions
 from recommender.scoring.profile_use import measured_bottleneck, profile_notes
@@ -309,9 +310,21 @@ def general_advice(
     advice += recipe_caveats(ctx.workload)
     advice += list(ctx.calibrated.notes)
     advice += profile_notes(profile, ctx.calibrated)
-    if ctx.calibrated.source is None and profile is None and ctx.workload.kind != "edge":
-        advice.append(
+    advice += _accuracy_advice(ctx, profile)
+    return advice
+
+
+def _accuracy_advice(ctx: Context, profile: Profile | None) -> list[str]:
+    """How far off the picks' predictions typically are (``heldout``), and, for a prediction
+    from the model alone, that a measurement of the workload would make them sharper."""
+    w, calibrated = ctx.workload, ctx.calibrated.source is not None
+    suggest = not calibrated and profile is None and w.kind != "edge"
+    accuracy = error_note(w, calibrated, suggest=suggest)
+    if suggest and accuracy is None:
+        return [
             "Predictions use spec sheets and calibrated efficiencies; a baseline "
             "measurement (`baseline:` or `recommender probe`) makes them sharper."
-        )
-    return advice
+        ]
+    if suggest:
+        return [f"Predictions use spec sheets and calibrated efficiencies: {accuracy}."]
+    return [f"Accuracy: {accuracy}."] if accuracy else []

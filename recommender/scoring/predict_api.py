@@ -10,6 +10,7 @@ from recommender.scoring.calibration import Calibration
 from recommender.scoring.describe import describe_plan, remedies
 from recommender.scoring.engine import context, typical_host
 from recommender.scoring.explain import limit_text, recipe_caveats
+from recommender.scoring.heldout import error_note, expected_error
 from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Rows
 from recommender.scoring.profile_use import profile_notes
@@ -101,6 +102,9 @@ def predict(
     notes.extend(profile_notes(profile, ctx.calibrated))
     bottleneck = BOTTLENECKS[int(p.bottleneck[0])]
     notes.append(limit_text(int(p.bottleneck[0]), float(p.utilization[0]), gpus))
+    calibrated = ctx.calibrated.source is not None
+    accuracy = error_note(workload, calibrated, suggest=profile is None)
+    notes.extend([f"accuracy: {accuracy}"] if accuracy else [])
     return Prediction(
         accelerator=acc.id,
         gpus=gpus,
@@ -122,4 +126,5 @@ def predict(
         calibrated_from=ctx.calibrated.source,
         notes=notes,
         plan=plan,
+        expected_error=expected_error(workload, calibrated),
     )

@@ -15,6 +15,7 @@ from recommender.errors import InvalidOptionError
 from recommender.scoring.cluster_pick import FABRIC_LABELS, context_note
 from recommender.scoring.clusters import FABRICS, network_columns
 from recommender.scoring.engine import Context
+from recommender.scoring.heldout import error_note, expected_error
 from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.multinode import ClusterHardware, ClusterPlans, plan_clusters
 from recommender.scoring.multinode_grid import SHARDING_NAMES
@@ -68,6 +69,8 @@ def predict_on_nodes(
     notes = [f"{nodes} nodes of {gpus} x {acc.id}, {fabric} between nodes"]
     if not fits:
         notes.insert(0, f"does not fit on {nodes} nodes with any layout the planner tries")
+    accuracy = error_note(w, ctx.calibrated.source is not None, suggest=True)
+    notes.extend([f"accuracy: {accuracy}"] if accuracy else [])
     bottleneck = Bottleneck.INTERCONNECT if comm > step - comm else Bottleneck.COMPUTE
     efficiency = round(float(cp.efficiency[0, 0]), 4)
     return Prediction(
@@ -97,6 +100,7 @@ def predict_on_nodes(
         calibrated_from=ctx.calibrated.source,
         notes=notes,
         plan=_plan(w, cp) if fits else None,
+        expected_error=expected_error(w, ctx.calibrated.source is not None),
     )
 
 

@@ -16,6 +16,7 @@ from recommender.scoring.cost import Costs, costs_of
 from recommender.scoring.edge import recommend_edge
 from recommender.scoring.engine import Context, context, offer_rows
 from recommender.scoring.freshness import catalog_freshness
+from recommender.scoring.heldout import expected_error
 from recommender.scoring.hosts import excluded_by_fit, host_mask, runs_mask
 from recommender.scoring.landscape import landscape as landscape_of
 from recommender.scoring.picks import build_pick, general_advice
@@ -112,4 +113,5 @@ def recommend(
         excluded=excluded,
         landscape=landscape_of(w, sub, p, r) if landscape else None,
         catalog=catalog_freshness(ctx.catalog),
+        expected_error=expected_error(w, ctx.calibrated.source is not None) if picks else None,
     )

@@ -18,6 +18,7 @@ __all__ = [
     "Breakdown",
     "CatalogFreshness",
     "Cost",
+    "ExpectedError",
     "Landscape",
     "MemoryFit",
     "Objective",
@@ -104,6 +105,21 @@ class Plan(_Out):
     )
 
 
+class ExpectedError(_Out):
+    """How far off predictions of this kind have been on published measurements the engine
+    was not fitted to (``benchmarks/accuracy.py``, leave-one-source-out)."""
+
+    accuracy_class: Literal["training", "inference", "llm-serving", "llm-decode"]
+    with_baseline: bool = Field(
+        description="Scaled from a measurement of this workload (a baseline or a probe "
+        "profile of it): judged by the error of that scaling between accelerators."
+    )
+    median_pct: float = Field(description="Median absolute error held out, in percent.")
+    mean_pct: float = Field(description="Mean absolute error held out, in percent.")
+    scored: int = Field(description="Held-out pairs (with a baseline) or rows (without).")
+    method: str
+
+
 class Prediction(_Out):
     """``recommender predict``: one workload on one accelerator x count."""
 
@@ -125,6 +141,9 @@ class Prediction(_Out):
     )
     notes: list[str] = Field(default_factory=list)
     plan: Plan | None = None
+    expected_error: ExpectedError | None = Field(
+        default=None, description="The held-out error of predictions of this kind."
+    )
 
 
 class Predicted(_Out):
@@ -253,4 +272,8 @@ class Recommendation(_Out):
     )
     catalog: CatalogFreshness | None = Field(
         default=None, description="How old the catalog's prices are."
+    )
+    expected_error: ExpectedError | None = Field(
+        default=None,
+        description="The held-out error of the picks' predicted times (none for edge devices).",
     )

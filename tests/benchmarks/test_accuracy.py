@@ -288,3 +288,31 @@ def test_a_row_that_needs_more_than_the_peak_at_its_precision_is_skipped(
     fp32 = o.workload.model_copy(update={"precision": "fp32"})
     share = published.above_peak(fp32, v100, o.gpus, 19.0)
     assert share is not None and 1.2 < share < 1.45
+
+
+def test_the_held_out_errors_predictions_carry_are_the_readme_table() -> None:
+    """Every prediction carries its class's leave-one-source-out error (heldout.json); the
+    same ``--write`` run that saved the README's table wrote it, so its means and counts are
+    that table's, class by class, with and without a baseline."""
+    import re
+
+    from recommender.scoring.heldout import held_out
+
+    saved = accuracy.README_TABLES.read_text(encoding="utf-8")
+    block = re.search(r"<!-- leave-one-source-out, (\d+) rows -->\n((?:\|.*\|\n?)+)", saved)
+    assert block is not None
+    data = held_out()
+    assert data.rows == int(block.group(1))
+    cells = [line.strip("|").split("|") for line in block.group(2).strip().splitlines()[2:]]
+    table = {c[0].strip(): [x.strip() for x in c[1:]] for c in cells}
+    assert set(data.classes) == set(table) - {"all"}
+    for cls, errors in data.classes.items():
+        pairs, with_mean, _, _, _, rows, without_mean = table[cls]
+        assert (errors.with_baseline.count, errors.without_baseline.count) == (
+            int(pairs),
+            int(rows),
+        )
+        assert f"{errors.with_baseline.mean_pct:.1f}" == with_mean
+        assert f"{errors.without_baseline.mean_pct:.1f}" == without_mean
+        for e in (errors.with_baseline, errors.without_baseline):
+            assert e.median_pct is not None and 0 < e.median_pct <= e.mean_pct  # type: ignore[operator]

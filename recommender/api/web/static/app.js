@@ -10,9 +10,10 @@
   const KNOWN_PICK_KEYS = new Set(["rank", "cloud", "region", "instance_type", "accelerator",
     "gpus", "pricing", "purchase", "price_per_hour", "predicted", "cost", "why", "limits", "alternatives",
     "pareto_optimal", "memory", "nodes", "total_gpus"]);
+  // expected_error is said in words among the advice ("... were off by N % (median ...").
   const KNOWN_RESULT_KEYS = new Set(["workload", "workload_class", "objective", "picks",
     "advice", "offers_considered", "offers_feasible", "pareto", "excluded", "landscape", "id",
-    "created_at", "profile_id", "request"]);
+    "created_at", "profile_id", "request", "expected_error"]);
   let examples = [];
   let uploaded = { file: null, id: null };
 

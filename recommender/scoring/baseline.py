@@ -46,6 +46,12 @@ class Calibrated:
     proven_acc: int | None = None  # accelerator index the workload ran on as described
     proven_gpus: int = 1
 
+    @property
+    def measured(self) -> bool:
+        """Scaled from a measurement of the workload (a ``baseline`` or a probe profile of
+        it), not from the model alone."""
+        return self.source is not None
+
     def prove_fit(self, p: Predictions, rows: Rows) -> Predictions:
         """Mark rows of the measured accelerator (with as many GPUs or more) as fitting."""
         if self.proven_acc is None:

@@ -310,14 +310,14 @@ def general_advice(
     advice += recipe_caveats(ctx.workload)
     advice += list(ctx.calibrated.notes)
     advice += profile_notes(profile, ctx.calibrated)
-    advice += _accuracy_advice(ctx, profile)
+    advice += _accuracy_advice(ctx, profile, bool(picks))
     return advice
 
 
-def _accuracy_advice(ctx: Context, profile: Profile | None) -> list[str]:
+def _accuracy_advice(ctx: Context, profile: Profile | None, picked: bool) -> list[str]:
     """How far off the picks' predictions typically are (``heldout``), and, for a prediction
     from the model alone, that a measurement of the workload would make them sharper."""
-    w, calibrated = ctx.workload, ctx.calibrated.source is not None
+    w, calibrated = ctx.workload, ctx.calibrated.measured
     suggest = not calibrated and profile is None and w.kind != "edge"
     accuracy = error_note(w, calibrated, suggest=suggest)
     if suggest and accuracy is None:
@@ -327,4 +327,4 @@ def _accuracy_advice(ctx: Context, profile: Profile | None) -> list[str]:
         ]
     if suggest:
         return [f"Predictions use spec sheets and calibrated efficiencies: {accuracy}."]
-    return [f"Accuracy: {accuracy}."] if accuracy else []
+    return [f"Accuracy: {accuracy}."] if accuracy and picked else []

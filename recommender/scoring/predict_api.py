@@ -102,7 +102,7 @@ def predict(
     notes.extend(profile_notes(profile, ctx.calibrated))
     bottleneck = BOTTLENECKS[int(p.bottleneck[0])]
     notes.append(limit_text(int(p.bottleneck[0]), float(p.utilization[0]), gpus))
-    calibrated = ctx.calibrated.source is not None
+    calibrated = ctx.calibrated.measured
     accuracy = error_note(workload, calibrated, suggest=profile is None)
     notes.extend([f"accuracy: {accuracy}"] if accuracy else [])
     return Prediction(

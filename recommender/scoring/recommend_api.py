@@ -113,5 +113,5 @@ def recommend(
         excluded=excluded,
         landscape=landscape_of(w, sub, p, r) if landscape else None,
         catalog=catalog_freshness(ctx.catalog),
-        expected_error=expected_error(w, ctx.calibrated.source is not None) if picks else None,
+        expected_error=expected_error(w, ctx.calibrated.measured) if picks else None,
     )

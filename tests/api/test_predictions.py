@@ -15,6 +15,9 @@ def test_prediction_for_any_spelling(client: TestClient) -> None:
     for key in ("throughput", "step_time_s", "bottleneck", "fits_in_memory"):
         assert key in body
     assert body["throughput"] > 0
+    error = body["expected_error"]  # the held-out error of this kind of prediction
+    assert error["accuracy_class"] == "training" and error["with_baseline"] is False
+    assert 0 < error["median_pct"] <= error["mean_pct"] and error["scored"] > 0
 
 
 def test_more_gpus_more_throughput(client: TestClient) -> None:

@@ -19,15 +19,13 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from recommender.scoring.results import ExpectedError
+from recommender.scoring.results import AccuracyClass, ExpectedError
 from recommender.workload import Workload
 
 __all__ = [
-    "AccuracyClass",
     "HeldOutFile",
     "accuracy_class",
     "error_note",
@@ -35,7 +33,6 @@ __all__ = [
     "held_out",
 ]
 
-AccuracyClass = Literal["training", "inference", "llm-serving", "llm-decode"]
 HELD_OUT_FILE = "heldout.json"
 
 

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "AccuracyClass",
     "Alternative",
     "Bottleneck",
     "Breakdown",
@@ -35,6 +36,8 @@ Bottleneck = Literal[
     "compute", "memory-bandwidth", "host-transfer", "input-pipeline", "interconnect"
 ]
 Objective = Literal["cheapest", "fastest", "balanced"]
+# The classes benchmarks/accuracy.py scores predictions in (``heldout.accuracy_class``).
+AccuracyClass = Literal["training", "inference", "llm-serving", "llm-decode"]
 WorkloadClass = Literal[
     "large-scale-training", "training", "high-throughput-inference", "inference", "edge"
 ]
@@ -109,7 +112,7 @@ class ExpectedError(_Out):
     """How far off predictions of this kind have been on published measurements the engine
     was not fitted to (``benchmarks/accuracy.py``, leave-one-source-out)."""
 
-    accuracy_class: Literal["training", "inference", "llm-serving", "llm-decode"]
+    accuracy_class: AccuracyClass
     with_baseline: bool = Field(
         description="Scaled from a measurement of this workload (a baseline or a probe "
         "profile of it): judged by the error of that scaling between accelerators."

@@ -9,7 +9,6 @@ reading, so the two can change separately (``accuracy_floor.py`` prints the same
 from __future__ import annotations
 
 import csv
-import json
 import math
 import statistics
 from collections import defaultdict
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 from published import Row
+
+from recommender.scoring.heldout import HeldOutClass, HeldOutErrors, HeldOutFile
 
 CLASSES = ("training", "inference", "llm-serving", "llm-decode")
 # The leave-one-source-out errors per class that every prediction carries
@@ -196,32 +197,33 @@ def write_rows_csv(path: Path, rows: list[Row], modelled: np.ndarray) -> None:
             )
 
 
-def _errors(xs: list[float]) -> dict[str, float | int | None]:
+def _errors(xs: list[float]) -> HeldOutErrors:
     """Count, mean and median of held-out errors in percent, rounded as the table prints."""
     if not xs:
-        return {"count": 0, "mean_pct": None, "median_pct": None}
+        return HeldOutErrors(count=0)
     mean, median = statistics.fmean(xs), statistics.median(xs)
-    return {"count": len(xs), "mean_pct": round(mean, 1), "median_pct": round(median, 1)}
+    return HeldOutErrors(count=len(xs), mean_pct=round(mean, 1), median_pct=round(median, 1))
 
 
 def write_held_out(s: dict[str, Scores], rows: int, sources: int) -> None:
     """``HELD_OUT_JSON`` from a leave-one-source-out run's scores: per class, the errors of
-    scaling a baseline between accelerators and of the absolute rate."""
-    data = {
-        "method": (
+    scaling a baseline between accelerators and of the absolute rate. Built as the model
+    ``recommender.scoring.heldout`` reads, so the file cannot drift from its reader."""
+    data = HeldOutFile(
+        method=(
             f"leave-one-source-out over {rows} published measurements from {sources} sources "
             "(benchmarks/accuracy.py --write): each source scored by constants fitted on the "
             "others"
         ),
-        "rows": rows,
-        "sources": sources,
-        "classes": {
-            cls: {
-                "with_baseline": _errors(s["baseline"].by_class.get(cls, [])),
-                "without_baseline": _errors(s["absolute"].by_class.get(cls, [])),
-            }
+        rows=rows,
+        sources=sources,
+        classes={
+            cls: HeldOutClass(
+                with_baseline=_errors(s["baseline"].by_class.get(cls, [])),
+                without_baseline=_errors(s["absolute"].by_class.get(cls, [])),
+            )
             for cls in CLASSES
         },
-    }
-    HELD_OUT_JSON.write_text(json.dumps(data, indent=2) + "\n")
+    )
+    HELD_OUT_JSON.write_text(data.model_dump_json(indent=2) + "\n")
     print(f"wrote {HELD_OUT_JSON}")

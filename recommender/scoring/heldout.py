@@ -26,6 +26,8 @@ from recommender.scoring.results import AccuracyClass, ExpectedError
 from recommender.workload import Workload
 
 __all__ = [
+    "HeldOutClass",
+    "HeldOutErrors",
     "HeldOutFile",
     "accuracy_class",
     "error_note",

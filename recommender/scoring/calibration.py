@@ -88,6 +88,9 @@ class Calibration:
     serving_step_s: dict[str, float] = field(  # host time per decode iteration, by execution
         default_factory=lambda: {"eager": 20e-3, "compiled": 1e-3}
     )
+    # Host time per sequence per decode iteration of a serving engine (scheduling, sampling
+    # and output handling loop over the batch's sequences): fitted, ``calibrate._parameters``.
+    serving_sequence_s: float = 1e-5
     # Bytes a serving runtime's decode kernels stream per SM-cycle at most (``issue_rate``),
     # by ``inference.runtime``; a runtime with no entry streams at the memory's rate.
     decode_bytes_per_sm_cycle: dict[str, float] = field(default_factory=dict)
@@ -133,6 +136,7 @@ class Calibration:
             "interconnect_efficiency": self.interconnect_efficiency,
             "comm_overlap": self.comm_overlap,
             "serving_step_s": self.serving_step_s,
+            "serving_sequence_s": self.serving_sequence_s,
             "decode_bytes_per_sm_cycle": self.decode_bytes_per_sm_cycle,
             "notes": self.notes,
         }

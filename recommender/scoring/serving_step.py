@@ -144,8 +144,25 @@ def decode_step(
     # TensorRT-LLM, SGLang, gpt-fast), tens of ms for a Python loop launching every kernel
     # (``eager``: Hugging Face generate, early TGI). ``serving_step_s``: set, not fitted.
     host = cal.serving_step_s[execution] + _triton_launches_s(w, execution, layers)
+    host = host + _sequence_host_s(w, execution, b, cal)
     step = gemm + attention + comm + kernels + host
     return np.asarray(step), np.asarray(memory_bound)
+
+
+def _sequence_host_s(w: Workload, execution: str, b: FloatArray, cal: Calibration) -> FloatArray:
+    """Host seconds a serving engine spends per iteration on each of the ``b`` sequences it
+    decodes (``Calibration.serving_sequence_s`` each, fitted): its scheduler, sampler and
+    output processing walk the batch sequence by sequence between captured steps, so the
+    iteration grows with the batch. vLLM's maintainers measured it: the time between two
+    steps (sampling, input preparation, output processing, scheduling) reaches 20 ms at a
+    batch of 200 (vllm-project/vllm#6801, 2024-08), 100 us a sequence, the cost its
+    multi-step scheduling and asynchronous output processing (#6854, #6913) then hid; in its
+    V1 engine one of those loops, ``update_from_output``, takes 0.287 ms at 256 (#46112,
+    2026), 1.1 us a sequence. A plain generate loop (``eager`` static batches: Hugging Face
+    generate) handles the batch as tensors and is not charged."""
+    spec = w.inference
+    plain_loop = execution == "eager" and (spec is None or spec.engine != "continuous")
+    return np.asarray(np.zeros_like(b) if plain_loop else b * cal.serving_sequence_s)
 
 
 def _triton_launches_s(w: Workload, execution: str, layers: float) -> float:

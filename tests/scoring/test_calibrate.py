@@ -47,8 +47,9 @@ def test_shipped_calibration_refines_the_priors() -> None:
 def test_fitted_constants_stay_inside_their_physical_limits() -> None:
     """Every fitted efficiency is at most 1, the per-kernel device cost at most
     KERNEL_GPU_S_MAX, the serving engines' host time per step is the sourced prior (it is
-    not fitted), and each runtime's decode limit a positive rate."""
-    from recommender.scoring.calibrate import KERNEL_GPU_S_MAX
+    not fitted) and per sequence at most SERVING_SEQUENCE_S_MAX, and each runtime's decode
+    limit a positive rate."""
+    from recommender.scoring.calibrate import KERNEL_GPU_S_MAX, SERVING_SEQUENCE_S_MAX
 
     shipped, priors = default_calibration(), prior_calibration()
     scalars = (
@@ -60,6 +61,7 @@ def test_fitted_constants_stay_inside_their_physical_limits() -> None:
     assert all(0 < v <= 1 for v in scalars)
     assert 0 < shipped.kernel_gpu_s <= KERNEL_GPU_S_MAX
     assert shipped.serving_step_s == priors.serving_step_s
+    assert 0 < shipped.serving_sequence_s <= SERVING_SEQUENCE_S_MAX
     # a runtime's decode limit is a rate (bytes per SM-cycle), one for every runtime the
     # priors name
     limits = shipped.decode_bytes_per_sm_cycle

@@ -461,6 +461,20 @@ def test_int4_weights_with_int8_activations_compute_at_the_int8_rate(catalog: Ca
     assert any("has no int8 matrix rate" in a for a in v_a8.plan.assumed)
 
 
+def _llama_2_7b(execution: str, batch: int, **inference: Any) -> Workload:
+    """Llama 2 7B served in fp16 under ``execution`` at ``batch`` sequences."""
+    return Workload.model_validate(
+        {
+            "name": "serve",
+            "kind": "inference",
+            "model": {"name": "llama-2-7b", "execution": execution},
+            "precision": "fp16",
+            "batch_size": batch,
+            "inference": inference,
+        }
+    )
+
+
 def test_an_eager_engines_int4_matmuls_pay_for_their_triton_launches(catalog: Catalog) -> None:
     """TGI 1.0.3 runs two of each layer's GPTQ matmuls as Triton kernels, launched from Python
     at ~100 us each against ~30 us for the kernels they replace: Llama 2 7B's 32 layers add
@@ -468,16 +482,7 @@ def test_an_eager_engines_int4_matmuls_pay_for_their_triton_launches(catalog: Ca
     from recommender.scoring.serving_step import _triton_launches_s
 
     def decode(execution: str, weights: str) -> Workload:
-        return Workload.model_validate(
-            {
-                "name": "decode",
-                "kind": "inference",
-                "model": {"name": "llama-2-7b", "execution": execution},
-                "precision": "fp16",
-                "batch_size": 1,
-                "inference": {"prompt_tokens": 1024, "output_tokens": 256, "weights": weights},
-            }
-        )
+        return _llama_2_7b(execution, 1, prompt_tokens=1024, output_tokens=256, weights=weights)
 
     assert _triton_launches_s(decode("eager", "int4"), "eager", 32) == pytest.approx(4.48e-3)
     assert _triton_launches_s(decode("eager", "fp16"), "eager", 32) == 0.0
@@ -597,20 +602,9 @@ def test_a_serving_engine_pays_host_time_for_every_sequence_it_decodes(
     from recommender.scoring.calibration import default_calibration
 
     def serve(execution: str, engine: str) -> Workload:
-        return Workload.model_validate(
-            {
-                "name": "serve",
-                "kind": "inference",
-                "model": {"name": "llama-2-7b", "execution": execution},
-                "precision": "fp16",
-                "batch_size": 64,
-                "inference": {
-                    "prompt_tokens": 512,
-                    "output_tokens": 128,
-                    "engine": engine,
-                    **({"max_batch": 64} if engine == "static" else {}),
-                },
-            }
+        static = {"max_batch": 64} if engine == "static" else {}
+        return _llama_2_7b(
+            execution, 64, prompt_tokens=512, output_tokens=128, engine=engine, **static
         )
 
     free = default_calibration().with_values(serving_sequence_s=1e-9)

@@ -142,10 +142,11 @@ def decode_step(
     # The engine's own host time per iteration (scheduling, sampling, detokenising): small
     # when the decode step is a captured CUDA graph (``execution: compiled``: vLLM,
     # TensorRT-LLM, SGLang, gpt-fast), tens of ms for a Python loop launching every kernel
-    # (``eager``: Hugging Face generate, early TGI). ``serving_step_s``: set, not fitted.
+    # (``eager``: Hugging Face generate, early TGI). ``serving_step_s``: set, not fitted;
+    # with the part that grows with the batch (``_sequence_host_s``), fitted.
     host = cal.serving_step_s[execution] + _triton_launches_s(w, execution, layers)
-    host = host + _sequence_host_s(w, execution, b, cal)
-    step = gemm + attention + comm + kernels + host
+    sequences = _sequence_host_s(w, execution, b, cal)
+    step = gemm + attention + comm + kernels + host + sequences
     return np.asarray(step), np.asarray(memory_bound)
 
 

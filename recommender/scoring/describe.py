@@ -20,11 +20,15 @@ from recommender.scoring.serving import (
     tpot_prefills,
 )
 from recommender.scoring.serving_formats import W4A8_ACTIVATIONS, weight_bytes, weight_support
+from recommender.scoring.serving_step import charges_sequences, serving_execution
 from recommender.scoring.shape import Shape
 from recommender.workload import Workload
 
 # float slack when rounding a mean per-copy concurrency (5 clients / 2 copies = 2.5) up
 CONCURRENCY_ROUNDING = 1e-9
+# The plan names the engine's host loop when it leaves the GPU idle at least this share of
+# a serving cycle (below it, the "GPU busy" figure says enough).
+HOST_LOOP_NOTE_SHARE = 0.05
 
 __all__ = ["describe_plan", "remedies"]
 
@@ -161,6 +165,9 @@ def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator, cal: Calib
     limited = runtime_limit_note(acc, spec.runtime, cal)
     if limited:
         assumed.append(limited)
+    host = _host_loop(w, sv, i, cal)
+    if host:
+        assumed.append(host)
     unstated = _unstated_request_shape(w)
     if unstated:
         assumed.append(unstated)
@@ -178,6 +185,22 @@ def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator, cal: Calib
             "kv_cache": _gb(float(sv.kv_bytes[i])),
         },
         assumed=assumed,
+    )
+
+
+def _host_loop(w: Workload, sv: Serving, i: int, cal: Calibration) -> str | None:
+    """The share of a serving cycle the engine's host loop leaves the GPU idle, where it is
+    worth saying (``HOST_LOOP_NOTE_SHARE``), with what it is made of."""
+    share = float(sv.host_s[i]) / max(float(sv.cycle_s[i]), 1e-30)
+    if share < HOST_LOOP_NOTE_SHARE:
+        return None
+    execution = serving_execution(w)
+    parts = f"{cal.serving_step_s[execution] * 1e3:g} ms a step"
+    if charges_sequences(w, execution):
+        parts += f" and {cal.serving_sequence_s * 1e6:.0f} us a sequence"
+    return (
+        f"the engine's host loop between decode steps (scheduling, sampling, output handling: "
+        f"{parts}) leaves the GPU idle {share:.0%} of the time"
     )
 
 

@@ -91,7 +91,7 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     on_grid = _on_grid(r, shape)
     mb = np.maximum(b / n, 1.0)
     context = decoder_prompt(s, spec.prompt_tokens) + steps / 2.0
-    decode, memory_bound = decode_step(w, s, on_grid, g, mb, context, wb, kvb, ctx.calibration)
+    decode, memory_bound, _ = decode_step(w, s, on_grid, g, mb, context, wb, kvb, ctx.calibration)
     token = decode + (n - 1.0) * P2P_LATENCY_S
     prefill_time = prefill(s, on_grid, g, float(spec.prompt_tokens), ctx.calibration)
     cycle, tpot, ttft, latency = request_timing(w, token, prefill_time, mb)

@@ -83,6 +83,7 @@ class Serving:
     prefill_s: FloatArray  # one request's prefill
     decode_s: FloatArray  # one decode step of the batch
     cycle_s: FloatArray  # one slot's turn: its prefills and decode steps (a static batch's run)
+    host_s: FloatArray  # of the cycle, the engine's host loop between decode steps (GPU idle)
     tpot_s: FloatArray
     ttft_s: FloatArray
     latency_s: FloatArray  # one request end to end
@@ -149,7 +150,7 @@ def plan_serving(
     b = np.maximum(b, 1.0)  # configurations that do not fit still get finite figures
     micro = _micro_batch(w, b, pp)
     context = decoder_prompt(s, spec.prompt_tokens) + steps / 2.0
-    decode, memory_bound = decode_step(w, s, r, tp, micro, context, wb, kvb, cal)
+    decode, memory_bound, host = decode_step(w, s, r, tp, micro, context, wb, kvb, cal)
     prompt = float(spec.prompt_tokens)
     hand_offs = pp - 1.0  # a token's pass (and a prompt's) crosses each stage boundary once
     decode = decode + hand_offs * stage_handoff_s(r, micro, s.hidden)
@@ -189,6 +190,7 @@ def plan_serving(
         prefill_s=pick(prefill_time),
         decode_s=pick(decode),
         cycle_s=pick(cycle),
+        host_s=pick(steps * host),
         tpot_s=pick(tpot),
         ttft_s=pick(ttft),
         latency_s=pick(latency),

@@ -29,6 +29,7 @@ from recommender.workload import Workload
 
 __all__ = [
     "Rates",
+    "charges_sequences",
     "decode_layers",
     "decode_step",
     "decoder_prompt",
@@ -105,8 +106,9 @@ def decode_step(
     wb: float,
     kvb: float,
     cal: Calibration,
-) -> tuple[FloatArray, BoolArray]:
-    """(seconds of one decode step of ``b`` sequences on a ``tp``-way copy, memory-bound)."""
+) -> tuple[FloatArray, BoolArray, FloatArray]:
+    """(seconds of one decode step of ``b`` sequences on a ``tp``-way copy, memory-bound, the
+    seconds of it the engine's host loop takes while the GPU waits)."""
     enc = s.encoder
     dense = s.parameters - s.expert_parameters - s.input_embedding_parameters
     active = s.active_parameters - s.input_embedding_parameters
@@ -147,7 +149,7 @@ def decode_step(
     host = cal.serving_step_s[execution] + _triton_launches_s(w, execution, layers)
     sequences = _sequence_host_s(w, execution, b, cal)
     step = gemm + attention + comm + kernels + host + sequences
-    return np.asarray(step), np.asarray(memory_bound)
+    return np.asarray(step), np.asarray(memory_bound), np.asarray(host + sequences)
 
 
 def _sequence_host_s(w: Workload, execution: str, b: FloatArray, cal: Calibration) -> FloatArray:
@@ -161,9 +163,15 @@ def _sequence_host_s(w: Workload, execution: str, b: FloatArray, cal: Calibratio
     V1 engine one of those loops, ``update_from_output``, takes 0.287 ms at 256 (#46112,
     2026), 1.1 us a sequence. A plain generate loop (``eager`` static batches: Hugging Face
     generate) handles the batch as tensors and is not charged."""
+    charged = charges_sequences(w, execution)
+    return np.asarray(b * cal.serving_sequence_s if charged else np.zeros_like(b))
+
+
+def charges_sequences(w: Workload, execution: str) -> bool:
+    """Whether ``w``'s decode loop pays host time per sequence (``_sequence_host_s``): every
+    serving engine, not a plain generate loop (``eager`` static batches)."""
     spec = w.inference
-    plain_loop = execution == "eager" and (spec is None or spec.engine != "continuous")
-    return np.asarray(np.zeros_like(b) if plain_loop else b * cal.serving_sequence_s)
+    return not (execution == "eager" and (spec is None or spec.engine != "continuous"))
 
 
 def _triton_launches_s(w: Workload, execution: str, layers: float) -> float:

@@ -22,6 +22,9 @@ __all__ = [
 TRANSFER_BOUND = ("input-pipeline", "host-transfer")
 
 HBM_ADVICE = "HBM GPUs (A100/H100/H200) have 3-10x the bandwidth of GDDR cards."
+# A serving answer whose GPU is busy less than this share of each cycle (the rest is the
+# engine's host loop between decode steps) says what would shorten the loop.
+HOST_LOOP_ADVICE = 0.8
 # What a memory-bound decode gains from HBM on a runtime whose kernels, not the memory, set
 # its rate (``inference.runtime``; issue_rate.py has the model and its evidence).
 RUNTIME_HBM_ADVICE = {
@@ -111,7 +114,28 @@ def bottleneck_advice(w: Workload, bottleneck: str, utilization: float) -> list[
         out[out.index(HBM_ADVICE)] = RUNTIME_HBM_ADVICE[runtime]
     if bottleneck == "memory-bandwidth" and w.model.execution == "eager":
         out.append("Run compiled (torch.compile) to fuse element-wise kernels.")
+    if w.is_llm_serving and bottleneck not in TRANSFER_BOUND and utilization < HOST_LOOP_ADVICE:
+        out.append(_host_loop_advice(w, utilization))
     return out
+
+
+def _host_loop_advice(w: Workload, utilization: float) -> str:
+    """What to do when the serving engine's host loop leaves the GPU idle for a large share
+    of each cycle (``serving.Serving.host_s``): a Python loop launching every kernel costs
+    tens of ms a step, a captured step about one, and what grows with the batch is the
+    engine's per-sequence scheduling, sampling and output handling (``serving_step``)."""
+    idle = f"The serving engine's host loop leaves the GPU idle ~{1.0 - utilization:.0%}"
+    idle += " of the time"
+    if w.model.execution == "eager":
+        return (
+            f"{idle}: an engine that captures its decode step as a CUDA graph (vLLM, SGLang, "
+            "TensorRT-LLM; `execution: compiled`) spends about 1 ms a step instead of tens."
+        )
+    return (
+        f"{idle}: an engine that schedules and processes outputs while the GPU runs (vLLM's V1 "
+        "engine, SGLang's overlap scheduler) hides it; at a few sequences a copy, more of them "
+        "share each step's fixed part."
+    )
 
 
 def limit_text(bottleneck_index: int, utilization: float, gpus: int) -> str:

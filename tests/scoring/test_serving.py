@@ -636,3 +636,23 @@ def test_the_engines_host_loop_is_gpu_idle_time_the_plan_names(catalog: Catalog)
     assert len(said) == 1 and "20 ms a step" in said[0]
     assert f"idle {1 - eager.utilization:.0%}" in said[0]
     assert any(f"GPU busy {eager.utilization:.0%}" in n for n in eager.notes)
+
+
+def test_an_answer_whose_gpu_waits_on_the_engine_loop_says_what_shortens_it(
+    catalog: Catalog,
+) -> None:
+    """Where the engine's host loop leaves the GPU idle for a fifth or more of the time the
+    advice says so and what to change: for an eager engine's Python loop, a CUDA-graph
+    engine; for a CUDA-graph engine's 1 ms a step at one sequence on a fast GPU, scheduling
+    that overlaps the GPU, and more sequences a step. A GPU busy 90 % of the time gets none."""
+    from recommender.scoring.explain import bottleneck_advice
+
+    request = {"prompt_tokens": 512, "output_tokens": 256}
+    eager = recommend(_llama_2_7b("eager", 1, **request), catalog=catalog)
+    graphs = recommend(_llama_2_7b("compiled", 1, **request), catalog=catalog)
+    said = [a for a in eager.advice if "host loop" in a]
+    assert len(said) == 1 and "CUDA graph" in said[0]
+    said = [a for a in graphs.advice if "host loop" in a]
+    assert len(said) == 1 and "while the GPU runs" in said[0] and "CUDA graph" not in said[0]
+    busy = bottleneck_advice(_llama_2_7b("compiled", 1, **request), "memory-bandwidth", 0.9)
+    assert not [a for a in busy if "host loop" in a]

@@ -98,7 +98,7 @@ KERNEL_GPU_S_MAX = 20e-6
 EFFICIENCY_MAX = 1.0
 # Largest host time per sequence per decode iteration a fit may set: vLLM's Python loops
 # before multi-step scheduling, 20 ms between steps at a batch of 200 (vllm-project/vllm#6801),
-# the slowest serving engine measured (serving_step._sequence_host_s).
+# the slowest figure for a serving engine found (serving_step._sequence_host_s).
 SERVING_SEQUENCE_S_MAX = 100e-6
 # Prior width of a runtime's decode limit (``issue_rate``; priors.json sources the prior).
 RUNTIME_LIMIT_SIGMA = 1.0

@@ -156,13 +156,13 @@ def _sequence_host_s(w: Workload, execution: str, b: FloatArray, cal: Calibratio
     """Host seconds a serving engine spends per iteration on each of the ``b`` sequences it
     decodes (``Calibration.serving_sequence_s`` each, fitted): its scheduler, sampler and
     output processing walk the batch sequence by sequence between captured steps, so the
-    iteration grows with the batch. vLLM's maintainers measured it: the time between two
-    steps (sampling, input preparation, output processing, scheduling) reaches 20 ms at a
-    batch of 200 (vllm-project/vllm#6801, 2024-08), 100 us a sequence, the cost its
-    multi-step scheduling and asynchronous output processing (#6854, #6913) then hid; in its
-    V1 engine one of those loops, ``update_from_output``, takes 0.287 ms at 256 (#46112,
-    2026), 1.1 us a sequence. A plain generate loop (``eager`` static batches: Hugging Face
-    generate) handles the batch as tensors and is not charged."""
+    iteration grows with the batch. A contributor's profile of vLLM put the time between two
+    steps (sampling, input preparation, output processing, scheduling) at 20 ms for a batch
+    of 200 (vllm-project/vllm#6801, 2024-08), 100 us a sequence, the cost vLLM's multi-step
+    scheduling and asynchronous output processing (#6854, #6913) then hid; in its V1 engine
+    one of those loops alone, ``update_from_output``, takes 0.287 ms at 256 (a 2026
+    micro-benchmark in #46112), 1.1 us a sequence. A plain generate loop (``eager`` static
+    batches: Hugging Face generate) handles the batch as tensors and is not charged."""
     charged = charges_sequences(w, execution)
     return np.asarray(b * cal.serving_sequence_s if charged else np.zeros_like(b))
 

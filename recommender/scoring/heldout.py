@@ -107,12 +107,13 @@ def expected_error(w: Workload, calibrated: bool) -> ExpectedError | None:
     )
 
 
-def error_note(w: Workload, calibrated: bool, *, suggest: bool = False) -> str | None:
-    """How far off ``w``'s prediction typically is, in words; with ``suggest`` (a prediction
-    from the model alone), also how much a measurement of ``w`` would tighten it."""
-    e = expected_error(w, calibrated)
+def error_note(e: ExpectedError | None, w: Workload, *, suggest: bool = False) -> str | None:
+    """``e``, the held-out error of ``w``'s prediction (:func:`expected_error`), in words;
+    with ``suggest`` (a prediction from the model alone), also how much a measurement of ``w``
+    would tighten it."""
     if e is None:
         return None
+    calibrated = e.with_baseline
     basis = "scaled from a measurement of this workload" if calibrated else "from the model alone"
     text = (
         f"{e.accuracy_class} predictions {basis} were off by {e.median_pct:.0f} % (median; "

@@ -14,7 +14,7 @@ from recommender.scoring.describe import describe_plan, remedies
 from recommender.scoring.engine import Context
 from recommender.scoring.explain import bottleneck_advice, limit_text, recipe_caveats
 from recommender.scoring.freshness import price_doubt
-from recommender.scoring.heldout import error_note
+from recommender.scoring.heldout import error_note, expected_error
 from recommender.scoring.memory import GB, usable_bytes
 from recommender.scoring.predict import BOTTLENECKS, Predictions
 from recommender.scoring.profile_use import measured_bottleneck, profile_notes
@@ -319,7 +319,7 @@ def _accuracy_advice(ctx: Context, profile: Profile | None, picked: bool) -> lis
     from the model alone, that a measurement of the workload would make them sharper."""
     w, calibrated = ctx.workload, ctx.calibrated.measured
     suggest = not calibrated and profile is None and w.kind != "edge"
-    accuracy = error_note(w, calibrated, suggest=suggest)
+    accuracy = error_note(expected_error(w, calibrated), w, suggest=suggest)
     if suggest and accuracy is None:
         return [
             "Predictions use spec sheets and calibrated efficiencies; a baseline "

@@ -102,8 +102,8 @@ def predict(
     notes.extend(profile_notes(profile, ctx.calibrated))
     bottleneck = BOTTLENECKS[int(p.bottleneck[0])]
     notes.append(limit_text(int(p.bottleneck[0]), float(p.utilization[0]), gpus))
-    calibrated = ctx.calibrated.measured
-    accuracy = error_note(workload, calibrated, suggest=profile is None)
+    expected = expected_error(workload, ctx.calibrated.measured)
+    accuracy = error_note(expected, workload, suggest=profile is None)
     notes.extend([f"accuracy: {accuracy}"] if accuracy else [])
     return Prediction(
         accelerator=acc.id,
@@ -126,5 +126,5 @@ def predict(
         calibrated_from=ctx.calibrated.source,
         notes=notes,
         plan=plan,
-        expected_error=expected_error(workload, calibrated),
+        expected_error=expected,
     )

@@ -69,7 +69,8 @@ def predict_on_nodes(
     notes = [f"{nodes} nodes of {gpus} x {acc.id}, {fabric} between nodes"]
     if not fits:
         notes.insert(0, f"does not fit on {nodes} nodes with any layout the planner tries")
-    accuracy = error_note(w, ctx.calibrated.measured, suggest=True)
+    expected = expected_error(w, ctx.calibrated.measured)
+    accuracy = error_note(expected, w, suggest=True)
     notes.extend([f"accuracy: {accuracy}"] if accuracy else [])
     bottleneck = Bottleneck.INTERCONNECT if comm > step - comm else Bottleneck.COMPUTE
     efficiency = round(float(cp.efficiency[0, 0]), 4)
@@ -100,7 +101,7 @@ def predict_on_nodes(
         calibrated_from=ctx.calibrated.source,
         notes=notes,
         plan=_plan(w, cp) if fits else None,
-        expected_error=expected_error(w, ctx.calibrated.measured),
+        expected_error=expected,
     )
 
 

@@ -191,7 +191,7 @@ def _serving_plan(w: Workload, sv: Serving, i: int, acc: Accelerator, cal: Calib
 def _host_loop(w: Workload, sv: Serving, i: int, cal: Calibration) -> str | None:
     """The share of a serving cycle the engine's host loop leaves the GPU idle, where it is
     worth saying (``HOST_LOOP_NOTE_SHARE``), with what it is made of."""
-    share = float(sv.host_s[i]) / max(float(sv.cycle_s[i]), 1e-30)
+    share = float(sv.host_share[i])
     if share < HOST_LOOP_NOTE_SHARE:
         return None
     execution = serving_execution(w)

@@ -228,8 +228,8 @@ def _llm(
     compute = np.where(memory_bound, 0.0, cycle)
     memory = np.where(memory_bound, cycle, 0.0)
     step, bottleneck, util = _combine(cycle, compute, memory, overlap, comm, inputs, h2d)
-    # The engine's host loop between decode steps leaves the GPU idle (serving.Serving.host_s).
-    util = util * (1.0 - sv.host_s[cfg] / np.maximum(sv.cycle_s[cfg], 1e-30))
+    # The engine's host loop between decode steps leaves the GPU idle (Serving.host_share).
+    util = util * (1.0 - sv.host_share[cfg])
     with np.errstate(divide="ignore", invalid="ignore"):
         throughput = np.where(requests > 0, requests * cycle / step, 0.0)
     return Predictions(

@@ -91,6 +91,11 @@ class Serving:
     tokens_per_s: FloatArray  # generated tokens per instance
     memory_bound: BoolArray
 
+    @property
+    def host_share(self) -> FloatArray:
+        """Share of each cycle the engine's host loop leaves the GPU idle."""
+        return np.asarray(self.host_s / np.maximum(self.cycle_s, 1e-30))
+
 
 def memory_utilization(w: Workload) -> float:
     """Share of each GPU's memory the serving engine takes: the workload's

@@ -15,13 +15,16 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 from published import Row
 
 from recommender.scoring.heldout import HeldOutClass, HeldOutErrors, HeldOutFile
+from recommender.scoring.results import AccuracyClass
 
-CLASSES = ("training", "inference", "llm-serving", "llm-decode")
+# The classes scored, in table order: the ones predictions carry their held-out error for.
+CLASSES: tuple[AccuracyClass, ...] = get_args(AccuracyClass)
 # The leave-one-source-out errors per class that every prediction carries
 # (recommender/scoring/heldout.py reads it; tests/benchmarks/test_accuracy.py checks that its
 # means are the README table's).

@@ -57,6 +57,7 @@ from accuracy_report import (
     write_held_out,
     write_rows_csv,
 )
+from accuracy_transfer import HABITAT, Transfer, fitted_transfer, pair_relation, transfer_text
 from published import BENCH_ACCELERATORS, Row, load_rows
 
 from recommender.catalog import Catalog, load_catalog
@@ -117,11 +118,15 @@ def _peak(acc: Accelerator, precision: str) -> float:
     return float(acc.peak_tflops.get(used) or acc.peak_tflops.fp32)
 
 
-def with_baseline(rows: list[Row], modelled: np.ndarray, a: int, b: int) -> float:
-    """Error of predicting row ``b`` from row ``a``'s measurement: measured_a x modelled_b /
-    modelled_a (Habitat-style scaling, what ``predict`` does with a ``baseline:``)."""
-    predicted = rows[a].observation.throughput * float(modelled[b] / modelled[a])
-    return err(predicted, rows[b].observation.throughput)
+def with_baseline(
+    rows: list[Row], modelled: np.ndarray, a: int, b: int, alpha: float = 1.0
+) -> float:
+    """Error of predicting row ``b`` from row ``a``'s measurement: modelled_b x (measured_a /
+    modelled_a) ** alpha, what ``predict`` does with a ``baseline:`` (``alpha``: the transfer
+    exponent of b's relation to a; 1 is Habitat-style scaling, measured_a x modelled_b /
+    modelled_a)."""
+    gap = rows[a].observation.throughput / float(modelled[a])
+    return err(float(modelled[b]) * gap**alpha, rows[b].observation.throughput)
 
 
 def naive(rows: list[Row], catalog: Catalog, a: int, b: int, how: str) -> float:
@@ -160,8 +165,10 @@ def evaluate(
     modelled: np.ndarray,
     targets: Iterable[int],
     pair_list: list[Pair],
+    transfer: Transfer = HABITAT,
 ) -> dict[str, Scores]:
-    """Errors with and without a baseline, and the naive references, on ``targets``."""
+    """Errors with and without a baseline (carried over by ``transfer``), and the naive
+    references, on ``targets``."""
     wanted = set(targets)
     out = {k: Scores() for k in ("baseline", "absolute", "peak", "bandwidth", "geomean")}
     for i in wanted:
@@ -173,7 +180,8 @@ def evaluate(
         if b not in wanted or modelled[a] <= 0 or modelled[b] <= 0:
             continue
         cls = rows[b].cls
-        out["baseline"].add(cls, with_baseline(rows, modelled, a, b))
+        alpha = transfer[pair_relation(rows, catalog, a, b)]
+        out["baseline"].add(cls, with_baseline(rows, modelled, a, b, alpha))
         for how in ("peak", "bandwidth", "geomean"):
             out[how].add(cls, naive(rows, catalog, a, b, how))
     return out
@@ -227,31 +235,36 @@ def _member_of(ids: set[int]) -> Callable[[Row], bool]:
 
 def cross_validate(
     rows: list[Row], catalog: Catalog, priors: Calibration, fold_of: Callable[[Row], str]
-) -> tuple[dict[str, Scores], list[tuple[int, float, float]], np.ndarray]:
-    """Fit without each fold, score that fold; returns the errors, the scaling points and
-    every row's held-out modelled throughput."""
+) -> tuple[dict[str, Scores], list[tuple[int, float, float]], np.ndarray, list[Transfer]]:
+    """Fit without each fold, score that fold; returns the errors, the scaling points, every
+    row's held-out modelled throughput and the transfer exponents its fold scored it with
+    (fitted, with the fold's constants, on the pairs of the rows the fold keeps)."""
     pair_list = pairs(rows)
     folds: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(rows):
         folds[fold_of(r)].append(i)
     held_out = np.zeros(len(rows))
+    transfers: list[Transfer] = [HABITAT] * len(rows)
     parts = []
     for name, members in sorted(folds.items()):
         modelled = modelled_without(
             rows, catalog, priors, _member_of({id(rows[i]) for i in members})
         )
         held_out[members] = modelled[members]
-        part = evaluate(rows, catalog, modelled, members, pair_list)
+        transfer = fitted_transfer(rows, catalog, modelled, pair_list, set(members))
+        for i in members:
+            transfers[i] = transfer
+        part = evaluate(rows, catalog, modelled, members, pair_list, transfer)
         parts.append(part)
         base, absolute = part["baseline"].all(), part["absolute"].all()
         geo = part["geomean"].all()
         print(
             f"  held out {name:<26} rows {len(members):>4}  pairs {len(base):>5}  "
             f"engine+baseline {scores_mean(base)} %  geomean {scores_mean(geo)} %  "
-            f"no baseline {scores_mean(absolute)} %",
+            f"no baseline {scores_mean(absolute)} %  (transfer {transfer_text(transfer)})",
             flush=True,
         )
-    return merge(parts), scaling_points(rows, held_out), held_out
+    return merge(parts), scaling_points(rows, held_out), held_out, transfers
 
 
 def pair_errors(
@@ -259,6 +272,7 @@ def pair_errors(
     catalog: Catalog,
     modelled: np.ndarray,
     group_of: Callable[[Row], GroupKey | None],
+    transfer_of: Callable[[int], Transfer] = lambda b: HABITAT,
 ) -> dict[GroupKey, list[tuple[float, float]]]:
     """(engine with a baseline, geometric-mean rule) errors of every pair the engine places,
     by ``group_of`` its target row (None: the pair is left out)."""
@@ -267,22 +281,31 @@ def pair_errors(
         group = group_of(rows[b])
         if group is None or modelled[a] <= 0 or modelled[b] <= 0:
             continue
+        alpha = transfer_of(b)[pair_relation(rows, catalog, a, b)]
         groups[group].append(
-            (with_baseline(rows, modelled, a, b), naive(rows, catalog, a, b, "geomean"))
+            (with_baseline(rows, modelled, a, b, alpha), naive(rows, catalog, a, b, "geomean"))
         )
     return groups
 
 
-def print_detail(rows: list[Row], catalog: Catalog, modelled: np.ndarray, limit: int = 12) -> None:
+def print_detail(
+    rows: list[Row], catalog: Catalog, modelled: np.ndarray, transfers: list[Transfer]
+) -> None:
     """The (class, source, model) groups whose held-out error most exceeds the geometric-mean
     reference's, summed over their pairs: where the engine loses most to the naive rule."""
-    groups = pair_errors(rows, catalog, modelled, lambda b: (b.cls, b.source, b.key.split("|")[1]))
+    groups = pair_errors(
+        rows,
+        catalog,
+        modelled,
+        lambda b: (b.cls, b.source, b.key.split("|")[1]),
+        transfers.__getitem__,
+    )
 
     def excess(item: tuple[tuple[str, str, str], list[tuple[float, float]]]) -> float:
         return sum(e - g for e, g in item[1])
 
     print("\nwhere the engine loses most to the geometric-mean rule (held out):")
-    for (cls, source, model), errs in sorted(groups.items(), key=excess, reverse=True)[:limit]:
+    for (cls, source, model), errs in sorted(groups.items(), key=excess, reverse=True)[:12]:
         engine = statistics.fmean(e for e, _ in errs)
         geo = statistics.fmean(g for _, g in errs)
         print(
@@ -347,19 +370,21 @@ def main() -> int:
     markdown: list[str] = []
     if not args.no_cv:
         print("\nleave-one-source-out:")
-        loso, points, held_out = cross_validate(rows, catalog, priors, lambda r: r.source)
+        loso, points, held_out, transfers = cross_validate(
+            rows, catalog, priors, lambda r: r.source
+        )
         table("leave-one-source-out (mean |error| %)", loso)
         print_scaling("scaling efficiency, leave-one-source-out", points, rows)
         markdown.append(f"<!-- leave-one-source-out, {len(rows)} rows -->\n{markdown_table(loso)}")
         if args.detail:
-            print_detail(rows, catalog, held_out)
+            print_detail(rows, catalog, held_out, transfers)
             print_absolute_shares(rows, held_out)
         if args.rows_csv:
             write_rows_csv(args.rows_csv, rows, held_out)
             print(f"wrote {args.rows_csv}")
     if args.by_architecture:
         print("\nleave-one-accelerator-architecture-out:")
-        loao, _, _ = cross_validate(
+        loao, *_ = cross_validate(
             rows,
             catalog,
             priors,
@@ -373,7 +398,10 @@ def main() -> int:
         print("\nas markdown (the README's tables):\n\n" + "\n\n".join(markdown))
     if args.write:
         full = fit([r.observation for r in _subsample(rows)], catalog, priors)
-        data = full.to_json()
+        in_sample = modelled_throughput([r.observation for r in rows], catalog, full)
+        transfer = fitted_transfer(rows, catalog, in_sample, pairs(rows))
+        print(f"baseline transfer fitted on every pair: {transfer_text(transfer)}")
+        data = full.with_values(baseline_transfer=transfer).to_json()
         data["notes"] = {
             **priors.notes,
             "fitted": (

@@ -2,9 +2,12 @@
 
 The model predicts device time on every accelerator; a measurement on one of them tells how
 far the model is off for this particular workload. The ratio measured / modelled on the
-measured accelerator then scales the device time everywhere: the measured time is split by
+measured accelerator then scales the device time on the others: the measured time is split by
 the model into compute and memory parts, and each part moves with its own hardware ratio on
 the other accelerators (the idea behind Habitat's wave scaling, Yu et al., USENIX ATC 2021).
+Only part of the gap belongs to the workload, the rest to the part it ran on, so the gap is
+carried to another part to a fitted power (``transfer``): nearly whole to the same accelerator
+with another GPU count, less to another part of its architecture, least to another one.
 
 A baseline may have run otherwise than the target (another batch, precision, sequence
 length, request shape): the model of *the baseline's* settings is what it is compared with.
@@ -21,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from recommender.catalog import Catalog
 from recommender.profile import Profile
@@ -29,6 +33,7 @@ from recommender.scoring.hardware import Capabilities
 from recommender.scoring.memory import state_bytes
 from recommender.scoring.predict import Predictions, Rows, predict_rows
 from recommender.scoring.shape import shape_of
+from recommender.scoring.transfer import transfer_exponents
 from recommender.workload import Baseline, Workload
 
 __all__ = ["SCALE_LIMITS", "Calibrated", "baseline_scale", "baseline_workload"]
@@ -40,11 +45,29 @@ SCALE_LIMITS = (0.2, 5.0)
 
 @dataclass(frozen=True)
 class Calibrated:
-    scale: float
+    scale: float  # measured / modelled device time on the measured accelerator
     source: str | None
     notes: tuple[str, ...] = ()
     proven_acc: int | None = None  # accelerator index the workload ran on as described
     proven_gpus: int = 1
+    # Power of ``scale`` each catalog accelerator (by index) takes (``transfer``); None: all 1.
+    exponents: npt.NDArray[np.float64] | None = None
+    measured_at: tuple[int, int] | None = None  # (accelerator index, GPUs) of the measurement
+
+    def scale_at(
+        self, acc: npt.ArrayLike, gpus: npt.ArrayLike | None = None
+    ) -> npt.NDArray[np.float64]:
+        """The factor on device time of accelerator index (or indices) ``acc`` with ``gpus``
+        GPUs (None: a count other than the measurement's); the measured configuration itself
+        takes the whole scale."""
+        index = np.asarray(acc, dtype=np.int64)
+        if self.exponents is None or self.scale == 1.0:
+            return np.full(index.shape, self.scale)
+        power = self.exponents[index]
+        if self.measured_at is not None and gpus is not None:
+            at, count = self.measured_at
+            power = np.where((index == at) & (np.asarray(gpus) == count), 1.0, power)
+        return np.asarray(np.power(self.scale, power), dtype=np.float64)
 
     @property
     def measured(self) -> bool:
@@ -161,4 +184,18 @@ def baseline_scale(
             f"{scale:g}x)",
         )
     proven = index if from_baseline and b is not None and _same_run(w, b) else None
-    return Calibrated(scale, f"{what}: scale {scale:.3g}x the model", notes, proven, gpus)
+    exponents = transfer_exponents(catalog.accelerators, index, cal.baseline_transfer)
+    source = f"{what}: scale {scale:.3g}x the model on {acc.id}{_carried(cal, scale)}"
+    return Calibrated(scale, source, notes, proven, gpus, exponents, (index, gpus))
+
+
+def _carried(cal: Calibration, scale: float) -> str:
+    """How much of the scale other parts take, where the calibration carries less than all."""
+    alpha = cal.baseline_transfer
+    if scale == 1.0 or all(alpha.get(k, 1.0) == 1.0 for k in ("architecture", "other")):
+        return ""
+    same, other = scale ** alpha.get("architecture", 1.0), scale ** alpha.get("other", 1.0)
+    return (
+        f", {same:.3g}x on other parts of its architecture and {other:.3g}x on other "
+        "architectures (part of a measurement's gap belongs to the part it ran on)"
+    )

@@ -94,6 +94,11 @@ class Calibration:
     # Bytes a serving runtime's decode kernels stream per SM-cycle at most (``issue_rate``),
     # by ``inference.runtime``; a runtime with no entry streams at the memory's rate.
     decode_bytes_per_sm_cycle: dict[str, float] = field(default_factory=dict)
+    # Exponent of a baseline's gap to the model on other parts, by how they relate to the
+    # measured one (``transfer``): 1 carries the whole gap over (Habitat-style scaling).
+    baseline_transfer: dict[str, float] = field(
+        default_factory=lambda: {"accelerator": 1.0, "architecture": 1.0, "other": 1.0}
+    )
     notes: dict[str, str] = field(default_factory=dict)
 
     def compute_efficiency(self, acc: Accelerator, precision: Precision) -> float:
@@ -138,6 +143,7 @@ class Calibration:
             "serving_step_s": self.serving_step_s,
             "serving_sequence_s": self.serving_sequence_s,
             "decode_bytes_per_sm_cycle": self.decode_bytes_per_sm_cycle,
+            "baseline_transfer": self.baseline_transfer,
             "notes": self.notes,
         }
 

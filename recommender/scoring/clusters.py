@@ -176,8 +176,8 @@ def _training(
     nodes = node_counts(w.constraints.max_nodes)
     el = activation_element_bytes(w.precision, w.model.execution)
     plans = plan_clusters(w, ctx.shape, ctx.state, ctx.caps, hw, nodes, ctx.calibration, el)
-    scale = ctx.calibrated.scale
-    step = plans.step_s[cfg] * scale  # (rows, counts)
+    scale = ctx.calibrated.scale_at(t.acc[rows])  # a cluster is never the measured config
+    step = plans.step_s[cfg] * scale[:, None]  # (rows, counts)
     per_step = plans.samples_per_s[cfg] * plans.step_s[cfg]  # samples per optimizer step
     feed = input_seconds(  # each node reads and decodes its share of the step
         w.data,
@@ -199,7 +199,7 @@ def _training(
     fits = plans.fits[cfg] & (rate > 0)
     some = np.any(fits, axis=1)  # rows no node count fits keep their single-node figures
     rows, cfg, rate, overhead, feed = rows[some], cfg[some], rate[some], overhead[some], feed[some]
-    hours, cost, fits = hours[some], cost[some], fits[some]
+    hours, cost, fits, scale = hours[some], cost[some], fits[some], scale[some]
     net = NetworkColumns(
         net.bytes_per_s[some], net.fabric[some], net.fast[some], net.placement[some]
     )
@@ -224,7 +224,7 @@ _COMPUTE = list(Bottleneck).index(Bottleneck.COMPUTE)
 
 def _training_figures(
     at: Callable[[str], FloatArray],
-    scale: float,
+    scale: FloatArray,
     rate: FloatArray,
     fits: BoolArray,
     feed: FloatArray,

@@ -48,7 +48,7 @@ class Context:
             list(self.catalog.accelerators),
             rows,
             self.calibration,
-            self.calibrated.scale,
+            self.calibrated.scale_at(rows.acc, rows.gpus),
         )
         return self.calibrated.prove_fit(p, rows)
 

@@ -166,9 +166,9 @@ def serve_on_clusters(
     hw = Hardware(acc=hw_c.acc, gpus=hw_c.gpus)
     nodes = node_counts(w.constraints.max_nodes)
     at = _best(_deployments(ctx, hw, nodes))
-    scale = ctx.calibrated.scale
+    scale = ctx.calibrated.scale_at(t.acc[rows])  # a cluster is never the measured config
     fits = (at("fits") > 0)[cfg]
-    requests = np.where(fits, at("requests")[cfg] / scale, 0.0)  # (rows, counts)
+    requests = np.where(fits, at("requests")[cfg] / scale[:, None], 0.0)  # (rows, counts)
     tokens = requests * float(w.inference.output_tokens if w.inference else 1)
     price = t.price[rows][:, None] * nodes[None, :]
     replicas, monthly, per_million, targeted = _fleet(ctx, price, tokens)
@@ -219,7 +219,7 @@ def predict_serving_on_nodes(
     fits_any = bool(np.any(d["fits"][:, 0, 0]))
     latency = np.where(d["fits"], d["latency"], np.inf)[:, 0, 0]
     i = int(np.argmax(score)) if np.isfinite(score.max()) else int(np.argmin(latency))
-    scale = ctx.calibrated.scale
+    scale = float(ctx.calibrated.scale_at(index, gpus * nodes))
     spec = ctx.workload.inference
     out = float(spec.output_tokens if spec else 1)
     requests = float(d["requests"][i, 0, 0]) / scale if fits_any else 0.0

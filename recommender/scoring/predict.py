@@ -7,7 +7,8 @@ host sets: the input pipeline (storage read, CPU decode) and the host-to-device 
 run alongside the device with prefetching; the slowest stage sets the step.
 
 ``scale`` is the baseline calibration: measured / modelled device time on the baseline
-accelerator, applied to the device time of every row (Habitat-style scaling).
+accelerator, as each row's accelerator takes it (``Calibrated.scale_at``), applied to the
+device time of every row (Habitat-style scaling).
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ def _batched(
     caps: Capabilities,
     r: Rows,
     cal: Calibration,
-    scale: float,
+    scale: FloatArray | float,
 ) -> Predictions:
     hw, cfg = _hardware(r)
     el = activation_element_bytes(w.precision, w.model.execution)
@@ -213,7 +214,7 @@ def _llm(
     accs: list[Accelerator],
     r: Rows,
     cal: Calibration,
-    scale: float,
+    scale: FloatArray | float,
 ) -> Predictions:
     hw, cfg = _hardware(r)
     sv = plan_serving(w, s, caps, accs, hw, cal)
@@ -265,7 +266,7 @@ def predict_rows(
     accs: list[Accelerator],
     r: Rows,
     cal: Calibration,
-    scale: float = 1.0,
+    scale: FloatArray | float = 1.0,
 ) -> Predictions:
     """Plan and predict ``w`` on every row of ``r``."""
     if w.is_llm_serving and s.transformer:

@@ -1,0 +1,74 @@
+"""A baseline's gap to the model carries over to other parts by a fitted power (transfer.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from recommender import predict
+from recommender.catalog import Catalog
+from recommender.scoring.calibration import default_calibration
+from recommender.scoring.transfer import RELATIONS, fit_transfer, relation, transfer_exponents
+
+from .conftest import make
+
+# A baseline 2x slower than the model on one A100 (the model of make()'s job).
+A100, H100, A100_PCIE = "A100-SXM4-80GB", "H100-SXM5-80GB", "A100-PCIe-80GB"
+
+
+def test_relation_names_how_a_part_relates_to_the_measured_one(catalog: Catalog) -> None:
+    a100, pcie, h100 = (catalog.accelerator(x) for x in (A100, A100_PCIE, H100))
+    assert relation(a100, a100) == "accelerator"
+    assert relation(a100, pcie) == "architecture"  # both Ampere
+    assert relation(a100, h100) == "other"
+    exps = transfer_exponents(
+        catalog.accelerators,
+        catalog.accelerators.index(a100),
+        {"accelerator": 0.9, "architecture": 0.7},
+    )
+    assert exps[catalog.accelerators.index(a100)] == 0.9
+    assert exps[catalog.accelerators.index(pcie)] == 0.7
+    assert exps[catalog.accelerators.index(h100)] == 1.0  # a relation it lacks carries it all
+
+
+def test_fit_finds_how_much_of_the_gap_carries_over() -> None:
+    rng = np.random.default_rng(0)
+    gaps = np.exp(rng.normal(0.0, 0.4, 400))
+    # Where the target is off by the same factor as the baseline, all of it carries over;
+    # where the target is right whatever the baseline shows, none does; where the target
+    # shares half the baseline's log gap, alpha is 0.5.
+    whole = fit_transfer(gaps, 1.0 / gaps, ["accelerator"] * 400)
+    none = fit_transfer(gaps, np.ones(400), ["other"] * 400)
+    half = fit_transfer(gaps, gaps**-0.5, ["architecture"] * 400)
+    assert whole == {"accelerator": 1.0}
+    assert none == {"other": 0.0}
+    assert half == {"architecture": 0.5}
+
+
+def test_shipped_exponents_are_shares_and_carry_more_to_closer_parts() -> None:
+    alpha = default_calibration().baseline_transfer
+    assert set(alpha) == set(RELATIONS)
+    assert all(0.0 <= v <= 1.0 for v in alpha.values())
+    assert alpha["accelerator"] >= alpha["architecture"] >= alpha["other"]
+
+
+def test_a_baseline_carries_its_gap_by_the_relations_power(catalog: Catalog) -> None:
+    alpha = {"accelerator": 0.9, "architecture": 0.6, "other": 0.3}
+    cal = default_calibration().with_values(baseline_transfer=alpha)
+    plain = {
+        (acc, gpus): predict(make(), acc, gpus, catalog=catalog, calibration=cal).throughput
+        for acc, gpus in ((A100, 1), (A100, 8), (A100_PCIE, 1), (H100, 1))
+    }
+    measured = plain[(A100, 1)] / 2.0  # the job runs at half the modelled rate on one A100
+    w = make(baseline={"accelerator": A100, "gpus": 1, "throughput": measured})
+
+    def rate(acc: str, gpus: int = 1) -> float:
+        return predict(w, acc, gpus, catalog=catalog, calibration=cal).throughput
+
+    assert rate(A100) == pytest.approx(measured, rel=1e-6)  # the measured config: all of it
+    assert rate(A100, 8) == pytest.approx(plain[(A100, 8)] / 2.0**0.9, rel=1e-6)
+    assert rate(A100_PCIE) == pytest.approx(plain[(A100_PCIE, 1)] / 2.0**0.6, rel=1e-6)
+    assert rate(H100) == pytest.approx(plain[(H100, 1)] / 2.0**0.3, rel=1e-6)
+    source = predict(w, H100, catalog=catalog, calibration=cal).calibrated_from or ""
+    assert f"{2.0**0.6:.3g}x on other parts of its architecture" in source
+    assert f"{2.0**0.3:.3g}x on other architectures" in source

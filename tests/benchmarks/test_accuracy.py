@@ -60,7 +60,9 @@ def test_the_baseline_shortcut_matches_predict_with_a_baseline(
     for a, b in pairs:
         oa, ob = single[a].observation, single[b].observation
         modelled = modelled_throughput([oa, ob], catalog, cal)
-        shortcut = oa.throughput * modelled[1] / modelled[0]
+        # The gap carries to another part to the power its relation takes (transfer.py).
+        alpha = cal.baseline_transfer[accuracy.pair_relation(single, catalog, a, b)]
+        shortcut = modelled[1] * (oa.throughput / modelled[0]) ** alpha
         base = {"accelerator": oa.accelerator, "gpus": oa.gpus, "throughput": oa.throughput}
         w = Workload.model_validate(
             {**oa.workload.model_dump(exclude_unset=True), "baseline": base}
@@ -316,3 +318,26 @@ def test_the_held_out_errors_predictions_carry_are_the_readme_table() -> None:
         assert f"{errors.without_baseline.mean_pct:.1f}" == without_mean
         for e in (errors.with_baseline, errors.without_baseline):
             assert e.median_pct is not None and 0 < e.median_pct <= e.mean_pct  # type: ignore[operator]
+
+
+def test_a_fold_fits_its_transfer_exponents_without_the_source_it_scores(
+    loaded: tuple[list[object], Counter[str], object],
+) -> None:
+    """The exponents a leave-one-source-out fold scores its pairs with come only from the
+    other sources' pairs: whatever the model says about the held-out source's rows, they do
+    not move."""
+    import numpy as np
+    from accuracy_transfer import fitted_transfer
+
+    rows, _, catalog = loaded
+    rng = np.random.default_rng(1)
+    measured = np.array([r.observation.throughput for r in rows])
+    modelled = measured * np.exp(rng.normal(0.0, 0.3, len(rows)))
+    held = {i for i, r in enumerate(rows) if r.source == "llamacpp-gpu-benchmarks"}
+    assert held
+    pair_list = accuracy.pairs(rows)
+    first = fitted_transfer(rows, catalog, modelled, pair_list, held)
+    moved = modelled.copy()
+    moved[sorted(held)] *= np.exp(rng.normal(0.0, 1.0, len(held)))
+    assert fitted_transfer(rows, catalog, moved, pair_list, held) == first
+    assert fitted_transfer(rows, catalog, moved, pair_list) != first  # in the fit, they would

@@ -57,7 +57,7 @@ from accuracy_report import (
     write_held_out,
     write_rows_csv,
 )
-from accuracy_transfer import HABITAT, Transfer, fitted_transfer, pair_relation, transfer_text
+from accuracy_transfer import HABITAT, Transfer, fitted_transfer, pair_alpha, transfer_text
 from published import BENCH_ACCELERATORS, Row, load_rows
 
 from recommender.catalog import Catalog, load_catalog
@@ -180,7 +180,7 @@ def evaluate(
         if b not in wanted or modelled[a] <= 0 or modelled[b] <= 0:
             continue
         cls = rows[b].cls
-        alpha = transfer[pair_relation(rows, catalog, a, b)]
+        alpha = pair_alpha(rows, catalog, transfer, a, b)
         out["baseline"].add(cls, with_baseline(rows, modelled, a, b, alpha))
         for how in ("peak", "bandwidth", "geomean"):
             out[how].add(cls, naive(rows, catalog, a, b, how))
@@ -281,7 +281,7 @@ def pair_errors(
         group = group_of(rows[b])
         if group is None or modelled[a] <= 0 or modelled[b] <= 0:
             continue
-        alpha = transfer_of(b)[pair_relation(rows, catalog, a, b)]
+        alpha = pair_alpha(rows, catalog, transfer_of(b), a, b)
         groups[group].append(
             (with_baseline(rows, modelled, a, b, alpha), naive(rows, catalog, a, b, "geomean"))
         )

@@ -8,25 +8,49 @@ pairs with them, and ``--write`` ships the ones fitted on every pair.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Sequence
 
 import numpy as np
 from published import Row
 
 from recommender.catalog import Catalog
-from recommender.scoring.transfer import RELATIONS, Relation, fit_transfer, relation
+from recommender.scoring.transfer import (
+    DECAY_KEY,
+    RELATIONS,
+    Relation,
+    bandwidth_distance,
+    fit_transfer,
+    relation,
+)
 
-__all__ = ["HABITAT", "Transfer", "fitted_transfer", "pair_relation", "transfer_text"]
+__all__ = [
+    "HABITAT",
+    "Transfer",
+    "fitted_transfer",
+    "pair_alpha",
+    "pair_relation",
+    "transfer_text",
+]
 
 Transfer = dict[str, float]
 # The whole gap carried to every part: Habitat-style scaling, measured_a x modelled_b / modelled_a.
-HABITAT: Transfer = dict.fromkeys(RELATIONS, 1.0)
+HABITAT: Transfer = {**dict.fromkeys(RELATIONS, 1.0), DECAY_KEY: 0.0}
 
 
 def pair_relation(rows: Sequence[Row], catalog: Catalog, a: int, b: int) -> Relation:
     """How row ``b``'s accelerator relates to baseline row ``a``'s."""
     acc_a = catalog.accelerator(rows[a].observation.accelerator)
     return relation(acc_a, catalog.accelerator(rows[b].observation.accelerator))
+
+
+def pair_alpha(rows: Sequence[Row], catalog: Catalog, transfer: Transfer, a: int, b: int) -> float:
+    """The exponent of row ``a``'s gap that ``transfer`` carries to row ``b``'s part (as
+    ``transfer.transfer_exponents`` does in the product)."""
+    acc_a = catalog.accelerator(rows[a].observation.accelerator)
+    acc_b = catalog.accelerator(rows[b].observation.accelerator)
+    decay = transfer.get(DECAY_KEY, 0.0)
+    return transfer[relation(acc_a, acc_b)] * math.exp(-decay * bandwidth_distance(acc_a, acc_b))
 
 
 def fitted_transfer(
@@ -46,8 +70,15 @@ def fitted_transfer(
     gaps = [rows[a].observation.throughput / float(modelled[a]) for a, _ in chosen]
     misses = [float(modelled[b]) / rows[b].observation.throughput for _, b in chosen]
     kinds = [pair_relation(rows, catalog, a, b) for a, b in chosen]
-    return {**HABITAT, **fit_transfer(gaps, misses, kinds)}
+    far = [
+        bandwidth_distance(
+            catalog.accelerator(rows[a].observation.accelerator),
+            catalog.accelerator(rows[b].observation.accelerator),
+        )
+        for a, b in chosen
+    ]
+    return {**HABITAT, **fit_transfer(gaps, misses, kinds, far)}
 
 
 def transfer_text(transfer: Transfer) -> str:
-    return " ".join(f"{k[:4]} {transfer[k]:.2f}" for k in RELATIONS)
+    return " ".join(f"{k[:4]} {transfer[k]:.2f}" for k in (*RELATIONS, DECAY_KEY))

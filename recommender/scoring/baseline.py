@@ -33,7 +33,7 @@ from recommender.scoring.hardware import Capabilities
 from recommender.scoring.memory import state_bytes
 from recommender.scoring.predict import Predictions, Rows, predict_rows
 from recommender.scoring.shape import shape_of
-from recommender.scoring.transfer import transfer_exponents
+from recommender.scoring.transfer import DECAY_KEY, transfer_exponents
 from recommender.workload import Baseline, Workload
 
 __all__ = ["SCALE_LIMITS", "Calibrated", "baseline_scale", "baseline_workload"]
@@ -192,10 +192,16 @@ def baseline_scale(
 def _carried(cal: Calibration, scale: float) -> str:
     """How much of the scale other parts take, where the calibration carries less than all."""
     alpha = cal.baseline_transfer
-    if scale == 1.0 or all(alpha.get(k, 1.0) == 1.0 for k in ("architecture", "other")):
+    decay = alpha.get(DECAY_KEY, 0.0)
+    if scale == 1.0 or (
+        decay == 0.0 and all(alpha.get(k, 1.0) == 1.0 for k in ("architecture", "other"))
+    ):
         return ""
     same, other = scale ** alpha.get("architecture", 1.0), scale ** alpha.get("other", 1.0)
+    upto = "up to " if decay > 0.0 else ""
+    fading = ", less the further a part's memory bandwidth is from its" if decay > 0.0 else ""
     return (
-        f", {same:.3g}x on other parts of its architecture and {other:.3g}x on other "
-        "architectures (part of a measurement's gap belongs to the part it ran on)"
+        f", {upto}{same:.3g}x on other parts of its architecture and {upto}{other:.3g}x on "
+        f"other architectures (part of a measurement's gap belongs to the part it ran "
+        f"on{fading})"
     )

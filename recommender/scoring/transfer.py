@@ -17,6 +17,12 @@ and close to 1 where B is A itself with another GPU count. So a measurement scal
 by ``g ** alpha`` on B, with one ``alpha`` per relation (``RELATIONS``): Habitat-style scaling
 (Yu et al., USENIX ATC 2021) is ``alpha = 1`` everywhere, and the model alone ``alpha = 0``.
 
+Parts of one relation are not all alike: the share two parts have in common fades the more
+their memory systems differ, as the correlation of a random field fades with distance. The
+relation's ``alpha`` is therefore taken at zero distance and multiplied by
+``exp(-bandwidth_decay x |ln(bandwidth_B / bandwidth_A)|)`` (datasheet bandwidths): a baseline
+on an A100 says more about an H100 (1.6x its bandwidth) than about a T4 (a sixth of it).
+
 The exponents are fitted (``fit_transfer``) on pairs of published measurements of one
 workload on two parts: the ``alpha`` per relation that minimises the mean absolute error of
 predicting one part's rate from the other's. ``benchmarks/accuracy.py --write`` fits them on
@@ -26,6 +32,7 @@ scores.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal, get_args
 
@@ -34,7 +41,15 @@ import numpy.typing as npt
 
 from recommender.catalog.schema import Accelerator
 
-__all__ = ["RELATIONS", "Relation", "fit_transfer", "relation", "transfer_exponents"]
+__all__ = [
+    "DECAY_KEY",
+    "RELATIONS",
+    "Relation",
+    "bandwidth_distance",
+    "fit_transfer",
+    "relation",
+    "transfer_exponents",
+]
 
 Relation = Literal["accelerator", "architecture", "other"]
 RELATIONS: tuple[Relation, ...] = get_args(Relation)
@@ -42,6 +57,10 @@ RELATIONS: tuple[Relation, ...] = get_args(Relation)
 # The objective (a mean absolute error) is piecewise smooth in alpha, so a grid this fine
 # finds its minimum to well within the fold-to-fold spread of the fitted values.
 ALPHA_GRID = np.linspace(0.0, 1.0, 21)
+# The calibration's key for the decay per unit of |ln bandwidth ratio|, and its candidates:
+# 0 (no decay) to 2 (the shared share falls to 1/e at a 1.65x bandwidth ratio).
+DECAY_KEY = "bandwidth_decay"
+DECAY_GRID = np.array([0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0])
 
 
 def relation(a: Accelerator, b: Accelerator) -> Relation:
@@ -51,33 +70,58 @@ def relation(a: Accelerator, b: Accelerator) -> Relation:
     return "architecture" if a.architecture == b.architecture else "other"
 
 
+def bandwidth_distance(a: Accelerator, b: Accelerator) -> float:
+    """|ln| of the ratio of two parts' datasheet memory bandwidths."""
+    return abs(math.log(b.memory_bandwidth_gbs / a.memory_bandwidth_gbs))
+
+
 def transfer_exponents(
-    accelerators: Sequence[Accelerator], measured: int, exponents: dict[str, float]
+    accelerators: Sequence[Accelerator], measured: int, transfer: dict[str, float]
 ) -> npt.NDArray[np.float64]:
     """The exponent of the measured gap on every accelerator of a catalog (by index), for a
-    measurement on ``accelerators[measured]``; a relation ``exponents`` lacks gets 1."""
+    measurement on ``accelerators[measured]``: its relation's (1 where ``transfer`` lacks
+    it), faded by the bandwidth distance at ``transfer``'s decay (none where it lacks one)."""
     a = accelerators[measured]
-    return np.array([exponents.get(relation(a, b), 1.0) for b in accelerators])
+    decay = transfer.get(DECAY_KEY, 0.0)
+    return np.array(
+        [
+            transfer.get(relation(a, b), 1.0) * math.exp(-decay * bandwidth_distance(a, b))
+            for b in accelerators
+        ]
+    )
 
 
 def fit_transfer(
-    gaps: npt.ArrayLike, misses: npt.ArrayLike, relations: Sequence[Relation]
+    gaps: npt.ArrayLike,
+    misses: npt.ArrayLike,
+    relations: Sequence[Relation],
+    distances: npt.ArrayLike | None = None,
 ) -> dict[str, float]:
-    """Exponents per relation from pairs: ``gaps`` is measured / modelled rate on the baseline
-    part, ``misses`` modelled / measured rate on the target part, ``relations`` how the target
-    relates to the baseline. A pair's error with exponent alpha is
-    ``|gap ** alpha x miss - 1|``; each relation's alpha minimises its pairs' mean. A
-    relation with no pairs is left out (it keeps whatever the calibration had)."""
+    """Exponents per relation, and the bandwidth decay, from pairs: ``gaps`` is measured /
+    modelled rate on the baseline part, ``misses`` modelled / measured rate on the target
+    part, ``relations`` how the target relates to the baseline and ``distances`` their
+    ``bandwidth_distance`` (None: no decay is fitted). A pair's error with exponent alpha is
+    ``|gap ** alpha x miss - 1|``; for each candidate decay, each relation's alpha minimises
+    its pairs' mean, and the decay with the least total error wins. A relation with no pairs
+    is left out (it keeps whatever the calibration had)."""
     log_gap = np.log(np.asarray(gaps, dtype=np.float64))
     log_miss = np.log(np.asarray(misses, dtype=np.float64))
+    far = np.zeros_like(log_gap) if distances is None else np.asarray(distances, np.float64)
     kinds = np.asarray(relations)
-    out: dict[str, float] = {}
-    for kind in RELATIONS:
-        chosen = kinds == kind
-        if not np.any(chosen):
-            continue
-        errors = np.abs(
-            np.exp(ALPHA_GRID[:, None] * log_gap[chosen][None, :] + log_miss[chosen][None, :]) - 1.0
-        ).mean(axis=1)
-        out[kind] = round(float(ALPHA_GRID[int(np.argmin(errors))]), 2)
-    return out
+    best: tuple[float, dict[str, float]] | None = None
+    for decay in DECAY_GRID if distances is not None else DECAY_GRID[:1]:
+        out = {DECAY_KEY: float(decay)} if distances is not None else {}
+        total = 0.0
+        for kind in RELATIONS:
+            chosen = kinds == kind
+            if not np.any(chosen):
+                continue
+            alpha = ALPHA_GRID[:, None] * np.exp(-decay * far[chosen])[None, :]
+            errors = np.abs(np.exp(alpha * log_gap[chosen] + log_miss[chosen]) - 1.0).sum(axis=1)
+            pick = int(np.argmin(errors))
+            out[kind] = round(float(ALPHA_GRID[pick]), 2)
+            total += float(errors[pick])
+        if best is None or total < best[0]:
+            best = (total, out)
+    assert best is not None
+    return best[1]

@@ -45,6 +45,8 @@ def test_every_usable_row_is_used_or_skipped_with_a_reason(
 def test_the_baseline_shortcut_matches_predict_with_a_baseline(
     loaded: tuple[list[object], Counter[str], object],
 ) -> None:
+    from accuracy_transfer import pair_alpha
+
     from recommender.scoring.calibrate import modelled_throughput
     from recommender.scoring.calibration import default_calibration
 
@@ -61,7 +63,7 @@ def test_the_baseline_shortcut_matches_predict_with_a_baseline(
         oa, ob = single[a].observation, single[b].observation
         modelled = modelled_throughput([oa, ob], catalog, cal)
         # The gap carries to another part to the power its relation takes (transfer.py).
-        alpha = cal.baseline_transfer[accuracy.pair_relation(single, catalog, a, b)]
+        alpha = pair_alpha(single, catalog, cal.baseline_transfer, a, b)
         shortcut = modelled[1] * (oa.throughput / modelled[0]) ** alpha
         base = {"accelerator": oa.accelerator, "gpus": oa.gpus, "throughput": oa.throughput}
         w = Workload.model_validate(

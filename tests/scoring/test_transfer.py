@@ -8,7 +8,14 @@ import pytest
 from recommender import predict
 from recommender.catalog import Catalog
 from recommender.scoring.calibration import default_calibration
-from recommender.scoring.transfer import RELATIONS, fit_transfer, relation, transfer_exponents
+from recommender.scoring.transfer import (
+    DECAY_KEY,
+    RELATIONS,
+    bandwidth_distance,
+    fit_transfer,
+    relation,
+    transfer_exponents,
+)
 
 from .conftest import make
 
@@ -45,10 +52,27 @@ def test_fit_finds_how_much_of_the_gap_carries_over() -> None:
     assert half == {"architecture": 0.5}
 
 
+def test_the_share_fades_with_the_bandwidth_distance(catalog: Catalog) -> None:
+    a100, h100, t4 = (catalog.accelerator(x) for x in (A100, H100, "T4"))
+    at = catalog.accelerators.index
+    exps = transfer_exponents(
+        catalog.accelerators, at(a100), {"other": 0.6, "architecture": 0.8, DECAY_KEY: 0.5}
+    )
+    assert exps[at(h100)] == pytest.approx(0.6 * np.exp(-0.5 * bandwidth_distance(a100, h100)))
+    assert exps[at(t4)] < exps[at(h100)] < 0.6  # a T4 is further from an A100 than an H100 is
+    # Pairs whose shared share halves per unit of distance: the fit finds the decay.
+    rng = np.random.default_rng(2)
+    gaps, far = np.exp(rng.normal(0.0, 0.4, 600)), rng.uniform(0.0, 2.0, 600)
+    misses = gaps ** (-0.8 * np.exp(-0.5 * far))
+    fitted = fit_transfer(gaps, misses, ["other"] * 600, far)
+    assert fitted == {"other": 0.8, DECAY_KEY: 0.5}
+
+
 def test_shipped_exponents_are_shares_and_carry_more_to_closer_parts() -> None:
     alpha = default_calibration().baseline_transfer
-    assert set(alpha) == set(RELATIONS)
-    assert all(0.0 <= v <= 1.0 for v in alpha.values())
+    assert set(RELATIONS) <= set(alpha) <= {*RELATIONS, DECAY_KEY}
+    assert all(0.0 <= alpha[k] <= 1.0 for k in RELATIONS)
+    assert alpha.get(DECAY_KEY, 0.0) >= 0.0
     assert alpha["accelerator"] >= alpha["architecture"] >= alpha["other"]
 
 

@@ -33,10 +33,10 @@ from recommender.scoring.hardware import Capabilities
 from recommender.scoring.memory import state_bytes
 from recommender.scoring.predict import Predictions, Rows, predict_rows
 from recommender.scoring.shape import shape_of
-from recommender.scoring.transfer import DECAY_KEY, transfer_exponents
+from recommender.scoring.transfer import DECAY_KEY, relation, transfer_exponents
 from recommender.workload import Baseline, Workload
 
-__all__ = ["SCALE_LIMITS", "Calibrated", "baseline_scale", "baseline_workload"]
+__all__ = ["SCALE_LIMITS", "Calibrated", "baseline_scale", "baseline_workload", "carried_note"]
 
 # A measurement more than 5x off the model is more likely a wrong workload description
 # (FLOPs, batch) than a slow machine; the scale is clipped and the answer says so.
@@ -187,6 +187,28 @@ def baseline_scale(
     exponents = transfer_exponents(catalog.accelerators, index, cal.baseline_transfer)
     source = f"{what}: scale {scale:.3g}x the model on {acc.id}{_carried(cal, scale)}"
     return Calibrated(scale, source, notes, proven, gpus, exponents, (index, gpus))
+
+
+def carried_note(c: Calibrated, catalog: Catalog, index: int, gpus: int) -> str | None:
+    """What share of the measurement's scale a prediction on ``gpus`` x accelerator ``index``
+    takes, where it takes less than all of it (``transfer``)."""
+    if c.measured_at is None or c.scale == 1.0:
+        return None
+    here = float(c.scale_at(index, gpus))
+    if here == c.scale:
+        return None
+    measured, target = catalog.accelerators[c.measured_at[0]], catalog.accelerators[index]
+    kin = {
+        "accelerator": "the same part on another GPU count",
+        "architecture": f"another {measured.architecture} part",
+        "other": "another architecture",
+    }[relation(measured, target)]
+    ratio = target.memory_bandwidth_gbs / measured.memory_bandwidth_gbs
+    bandwidth = f", {ratio:.2g}x its memory bandwidth" if abs(ratio - 1.0) > 0.005 else ""
+    return (
+        f"the measurement's scale ({c.scale:.3g}x on {measured.id}) carried here as "
+        f"{here:.3g}x: {kin}{bandwidth}, so only part of its gap to the model applies"
+    )
 
 
 def _carried(cal: Calibration, scale: float) -> str:

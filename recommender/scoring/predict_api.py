@@ -6,6 +6,7 @@ import numpy as np
 
 from recommender.catalog import Catalog
 from recommender.profile import Profile
+from recommender.scoring.baseline import carried_note
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.describe import describe_plan, remedies
 from recommender.scoring.engine import context, typical_host
@@ -99,6 +100,8 @@ def predict(
         notes.append("plan: " + ", ".join(plan.assumed))
     notes.extend(recipe_caveats(workload))
     notes.extend(ctx.calibrated.notes)
+    carried = carried_note(ctx.calibrated, ctx.catalog, index, gpus)
+    notes.extend([carried] if carried else [])
     notes.extend(profile_notes(profile, ctx.calibrated))
     bottleneck = BOTTLENECKS[int(p.bottleneck[0])]
     notes.append(limit_text(int(p.bottleneck[0]), float(p.utilization[0]), gpus))

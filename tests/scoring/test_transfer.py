@@ -93,6 +93,11 @@ def test_a_baseline_carries_its_gap_by_the_relations_power(catalog: Catalog) -> 
     assert rate(A100, 8) == pytest.approx(plain[(A100, 8)] / 2.0**0.9, rel=1e-6)
     assert rate(A100_PCIE) == pytest.approx(plain[(A100_PCIE, 1)] / 2.0**0.6, rel=1e-6)
     assert rate(H100) == pytest.approx(plain[(H100, 1)] / 2.0**0.3, rel=1e-6)
-    source = predict(w, H100, catalog=catalog, calibration=cal).calibrated_from or ""
+    here = predict(w, H100, catalog=catalog, calibration=cal)
+    note = f"carried here as {2.0**0.3:.3g}x: another architecture"
+    assert any(note in n for n in here.notes)
+    measured_config = predict(w, A100, catalog=catalog, calibration=cal)
+    assert not any("carried here" in n for n in measured_config.notes)
+    source = here.calibrated_from or ""
     assert f"{2.0**0.6:.3g}x on other parts of its architecture" in source
     assert f"{2.0**0.3:.3g}x on other architectures" in source

@@ -220,10 +220,12 @@ def _carried(cal: Calibration, scale: float) -> str:
     ):
         return ""
     same, other = scale ** alpha.get("architecture", 1.0), scale ** alpha.get("other", 1.0)
-    upto = "up to " if decay > 0.0 else ""
-    fading = ", less the further a part's memory bandwidth is from its" if decay > 0.0 else ""
+    fading = (
+        " of equal memory bandwidth, nearer 1x the further a part's bandwidth is from its"
+        if decay > 0.0
+        else ""
+    )
     return (
-        f", {upto}{same:.3g}x on other parts of its architecture and {upto}{other:.3g}x on "
-        f"other architectures (part of a measurement's gap belongs to the part it ran "
-        f"on{fading})"
+        f", {same:.3g}x on other parts of its architecture and {other:.3g}x on other "
+        f"architectures{fading} (part of a measurement's gap belongs to the part it ran on)"
     )

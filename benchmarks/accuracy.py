@@ -2,9 +2,10 @@
 
 Rows come from ``benchmarks/data/accuracy_rows.csv`` (see ``published.py``). Rows with the
 same key ran the same workload on other hardware (another GPU, or another GPU count); each
-row in turn is the baseline for the others ("with baseline": the engine's Habitat-style
-scaling, measured_a x modelled_b / modelled_a, which is what ``predict`` does with a
-``baseline:`` of the same workload). "Without baseline" is the engine's absolute prediction,
+row in turn is the baseline for the others ("with baseline": modelled_b x (measured_a /
+modelled_a) ** alpha, which is what ``predict`` does with a ``baseline:`` of the same
+workload; alpha, the share of a's gap to the model that b's part takes, is fitted inside each
+fold, ``accuracy_transfer``). "Without baseline" is the engine's absolute prediction,
 scored on the rows whose rate is in the engine's unit (a per-sample model's generated
 tokens of unstated length are baselines for one another only).
 

@@ -8,7 +8,7 @@ run alongside the device with prefetching; the slowest stage sets the step.
 
 ``scale`` is the baseline calibration: measured / modelled device time on the baseline
 accelerator, as each row's accelerator takes it (``Calibrated.scale_at``), applied to the
-device time of every row (Habitat-style scaling).
+device time of every row (Habitat-style scaling, to the power ``transfer`` gives each part).
 """
 
 from __future__ import annotations

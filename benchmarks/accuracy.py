@@ -47,6 +47,7 @@ from typing import TypeVar
 
 import numpy as np
 import yaml
+from accuracy_pairs import Pair, err, naive, pairs, with_baseline
 from accuracy_report import (
     Scores,
     markdown_table,
@@ -62,17 +63,14 @@ from accuracy_transfer import HABITAT, Transfer, fitted_transfer, pair_alpha, tr
 from published import BENCH_ACCELERATORS, Row, load_rows
 
 from recommender.catalog import Catalog, load_catalog
-from recommender.catalog.schema import Accelerator
 from recommender.scoring.calibrate import fit, modelled_throughput
 from recommender.scoring.calibration import Calibration, prior_calibration
-from recommender.scoring.hardware import effective_precision
 
 ROOT = Path(__file__).resolve().parent.parent
 CALIBRATION_JSON = ROOT / "recommender/scoring/calibration.json"
 # The tables of the run that wrote calibration.json, as markdown: the README shows these
 # (tests/benchmarks/test_accuracy.py checks that it does).
 README_TABLES = ROOT / "benchmarks/accuracy_tables.md"
-Pair = tuple[int, int]
 GroupKey = TypeVar("GroupKey", bound=Hashable)
 
 
@@ -93,50 +91,6 @@ def bench_catalog() -> Catalog:
     if manifest.exists():
         manifest.unlink()
     return load_catalog(tmp)
-
-
-def pairs(rows: list[Row]) -> list[Pair]:
-    """(baseline, target) index pairs of rows with the same key on other hardware."""
-    by_key: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(rows):
-        by_key[r.key].append(i)
-    out: list[Pair] = []
-    for members in by_key.values():
-        for a in members:
-            for b in members:
-                oa, ob = rows[a].observation, rows[b].observation
-                if a != b and (oa.accelerator, oa.gpus) != (ob.accelerator, ob.gpus):
-                    out.append((a, b))
-    return out
-
-
-def err(predicted: float, measured: float) -> float:
-    return abs(predicted / measured - 1.0) * 100.0
-
-
-def _peak(acc: Accelerator, precision: str) -> float:
-    used = effective_precision(acc, precision)  # type: ignore[arg-type]
-    return float(acc.peak_tflops.get(used) or acc.peak_tflops.fp32)
-
-
-def with_baseline(
-    rows: list[Row], modelled: np.ndarray, a: int, b: int, alpha: float = 1.0
-) -> float:
-    """Error of predicting row ``b`` from row ``a``'s measurement: modelled_b x (measured_a /
-    modelled_a) ** alpha, what ``predict`` does with a ``baseline:`` (``alpha``: the transfer
-    exponent of b's relation to a; 1 is Habitat-style scaling, measured_a x modelled_b /
-    modelled_a)."""
-    gap = rows[a].observation.throughput / float(modelled[a])
-    return err(float(modelled[b]) * gap**alpha, rows[b].observation.throughput)
-
-
-def naive(rows: list[Row], catalog: Catalog, a: int, b: int, how: str) -> float:
-    oa, ob = rows[a].observation, rows[b].observation
-    acc_a, acc_b = catalog.accelerator(oa.accelerator), catalog.accelerator(ob.accelerator)
-    flops = _peak(acc_b, oa.workload.precision) / _peak(acc_a, oa.workload.precision)
-    bandwidth = acc_b.memory_bandwidth_gbs / acc_a.memory_bandwidth_gbs
-    ratio = {"peak": flops, "bandwidth": bandwidth, "geomean": math.sqrt(flops * bandwidth)}[how]
-    return err(oa.throughput * ratio * ob.gpus / oa.gpus, ob.throughput)
 
 
 def scaling_points(rows: list[Row], modelled: np.ndarray) -> list[tuple[int, float, float]]:

@@ -36,7 +36,14 @@ from recommender.scoring.shape import shape_of
 from recommender.scoring.transfer import DECAY_KEY, relation, transfer_exponents
 from recommender.workload import Baseline, Workload
 
-__all__ = ["SCALE_LIMITS", "Calibrated", "baseline_scale", "baseline_workload", "carried_note"]
+__all__ = [
+    "SCALE_LIMITS",
+    "Calibrated",
+    "baseline_scale",
+    "baseline_workload",
+    "calibration_line",
+    "carried_note",
+]
 
 # A measurement more than 5x off the model is more likely a wrong workload description
 # (FLOPs, batch) than a slow machine; the scale is clipped and the answer says so.
@@ -53,6 +60,7 @@ class Calibrated:
     # Power of ``scale`` each catalog accelerator (by index) takes (``transfer``); None: all 1.
     exponents: npt.NDArray[np.float64] | None = None
     measured_at: tuple[int, int] | None = None  # (accelerator index, GPUs) of the measurement
+    basis: str = ""  # the measurement, in words ("baseline 150 samples/s on 1 x A100-80GB")
 
     def scale_at(
         self, acc: npt.ArrayLike, gpus: npt.ArrayLike | None = None
@@ -186,17 +194,15 @@ def baseline_scale(
     proven = index if from_baseline and b is not None and _same_run(w, b) else None
     exponents = transfer_exponents(catalog.accelerators, index, cal.baseline_transfer)
     source = f"{what}: scale {scale:.3g}x the model on {acc.id}{_carried(cal, scale)}"
-    return Calibrated(scale, source, notes, proven, gpus, exponents, (index, gpus))
+    return Calibrated(scale, source, notes, proven, gpus, exponents, (index, gpus), what)
 
 
-def carried_note(c: Calibrated, catalog: Catalog, index: int, gpus: int) -> str | None:
-    """What share of the measurement's scale a prediction on ``gpus`` x accelerator ``index``
-    takes, where it takes less than all of it (``transfer``)."""
-    if c.measured_at is None or c.scale == 1.0:
-        return None
+def _taken_here(c: Calibrated, catalog: Catalog, index: int, gpus: int) -> tuple[float, str]:
+    """The scale ``gpus`` x accelerator ``index`` takes and why it is not the whole of it
+    ("" where it is)."""
     here = float(c.scale_at(index, gpus))
-    if here == c.scale:
-        return None
+    if c.measured_at is None or here == c.scale:
+        return here, ""
     measured, target = catalog.accelerators[c.measured_at[0]], catalog.accelerators[index]
     kin = {
         "accelerator": "the same part on another GPU count",
@@ -205,10 +211,31 @@ def carried_note(c: Calibrated, catalog: Catalog, index: int, gpus: int) -> str 
     }[relation(measured, target)]
     ratio = target.memory_bandwidth_gbs / measured.memory_bandwidth_gbs
     bandwidth = f", {ratio:.2g}x its memory bandwidth" if abs(ratio - 1.0) > 0.005 else ""
+    return here, kin + bandwidth
+
+
+def carried_note(c: Calibrated, catalog: Catalog, index: int, gpus: int) -> str | None:
+    """What share of the measurement's scale a prediction on ``gpus`` x accelerator ``index``
+    takes, where it takes less than all of it (``transfer``)."""
+    here, why = _taken_here(c, catalog, index, gpus)
+    if not why or c.measured_at is None:
+        return None
+    measured = catalog.accelerators[c.measured_at[0]]
     return (
         f"the measurement's scale ({c.scale:.3g}x on {measured.id}) carried here as "
-        f"{here:.3g}x: {kin}{bandwidth}, so only part of its gap to the model applies"
+        f"{here:.3g}x: {why}, so only part of its gap to the model applies"
     )
+
+
+def calibration_line(c: Calibrated, catalog: Catalog, index: int, gpus: int) -> str:
+    """The measurement and the scale one offer (``gpus`` x accelerator ``index``) takes from
+    it, for a pick's reasons: shorter than ``Calibrated.source``, which speaks of every part."""
+    if c.measured_at is None:
+        return c.source or ""
+    measured = catalog.accelerators[c.measured_at[0]]
+    here, why = _taken_here(c, catalog, index, gpus)
+    taken = f", {here:.3g}x here ({why})" if why else ""
+    return f"{c.basis}: scale {c.scale:.3g}x the model on {measured.id}{taken}"
 
 
 def _carried(cal: Calibration, scale: float) -> str:

@@ -8,6 +8,7 @@ import numpy as np
 
 from recommender.catalog.offers import OffersTable
 from recommender.profile import Profile
+from recommender.scoring.baseline import calibration_line
 from recommender.scoring.cluster_pick import cluster_limits, cluster_plan, cluster_why, nodes_of
 from recommender.scoring.cost import Costs
 from recommender.scoring.describe import describe_plan, remedies
@@ -118,7 +119,9 @@ def _why(
             "this size on demand (constraints.purchase allowed it)"
         )
     if ctx.calibrated.source:
-        why.append("calibrated with your " + ctx.calibrated.source)
+        total = gpus * nodes_of(p.cluster, row)  # a cluster is never the measured config
+        line = calibration_line(ctx.calibrated, ctx.catalog, int(t.acc[row]), total)
+        why.append("calibrated with your " + line)
     if row in r.pareto:
         why.append("on the cost/time Pareto frontier")
     return why

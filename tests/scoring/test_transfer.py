@@ -101,3 +101,23 @@ def test_a_baseline_carries_its_gap_by_the_relations_power(catalog: Catalog) -> 
     source = here.calibrated_from or ""
     assert f"{2.0**0.6:.3g}x on other parts of its architecture" in source
     assert f"{2.0**0.3:.3g}x on other architectures" in source
+
+
+def test_each_pick_says_the_scale_it_took_from_the_baseline(catalog: Catalog) -> None:
+    from recommender import recommend
+
+    alpha = {"accelerator": 0.9, "architecture": 0.6, "other": 0.3}
+    cal = default_calibration().with_values(baseline_transfer=alpha)
+    plain = predict(make(), A100, 1, catalog=catalog, calibration=cal).throughput
+    w = make(baseline={"accelerator": A100, "gpus": 1, "throughput": plain / 2.0})
+    picks = recommend(w, catalog=catalog, calibration=cal, top=5).picks
+    assert picks
+    for pick in picks:
+        line = next(x for x in pick.why if x.startswith("calibrated with your baseline"))
+        assert f"scale {2.0:.3g}x the model on {A100}" in line
+        acc = catalog.accelerator(pick.accelerator)
+        kind = relation(catalog.accelerator(A100), acc)
+        if pick.accelerator == A100 and pick.total_gpus in (None, 1) and pick.gpus == 1:
+            assert "here" not in line  # the measured configuration takes all of it
+        else:
+            assert f"{2.0 ** alpha[kind]:.3g}x here" in line

@@ -197,9 +197,9 @@ def baseline_scale(
     return Calibrated(scale, source, notes, proven, gpus, exponents, (index, gpus), what)
 
 
-def _taken_here(c: Calibrated, catalog: Catalog, index: int, gpus: int) -> tuple[float, str]:
-    """The scale ``gpus`` x accelerator ``index`` takes and why it is not the whole of it
-    ("" where it is)."""
+def _taken_here(c: Calibrated, catalog: Catalog, index: int, gpus: int | None) -> tuple[float, str]:
+    """The scale ``gpus`` x accelerator ``index`` takes (None: a count or cluster other than
+    the measured one) and why it is not the whole of it ("" where it is)."""
     here = float(c.scale_at(index, gpus))
     if c.measured_at is None or here == c.scale:
         return here, ""
@@ -227,7 +227,7 @@ def carried_note(c: Calibrated, catalog: Catalog, index: int, gpus: int) -> str 
     )
 
 
-def calibration_line(c: Calibrated, catalog: Catalog, index: int, gpus: int) -> str:
+def calibration_line(c: Calibrated, catalog: Catalog, index: int, gpus: int | None) -> str:
     """The measurement and the scale one offer (``gpus`` x accelerator ``index``) takes from
     it, for a pick's reasons: shorter than ``Calibrated.source``, which speaks of every part."""
     if c.measured_at is None:

@@ -219,7 +219,7 @@ def predict_serving_on_nodes(
     fits_any = bool(np.any(d["fits"][:, 0, 0]))
     latency = np.where(d["fits"], d["latency"], np.inf)[:, 0, 0]
     i = int(np.argmax(score)) if np.isfinite(score.max()) else int(np.argmin(latency))
-    scale = float(ctx.calibrated.scale_at(index, gpus * nodes))
+    scale = float(ctx.calibrated.scale_at(index))  # a cluster is never the measured config
     spec = ctx.workload.inference
     out = float(spec.output_tokens if spec else 1)
     requests = float(d["requests"][i, 0, 0]) / scale if fits_any else 0.0

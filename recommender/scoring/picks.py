@@ -119,8 +119,10 @@ def _why(
             "this size on demand (constraints.purchase allowed it)"
         )
     if ctx.calibrated.source:
-        total = gpus * nodes_of(p.cluster, row)  # a cluster is never the measured config
-        line = calibration_line(ctx.calibrated, ctx.catalog, int(t.acc[row]), total)
+        one_node = nodes_of(p.cluster, row) == 1  # a cluster is never the measured config
+        line = calibration_line(
+            ctx.calibrated, ctx.catalog, int(t.acc[row]), gpus if one_node else None
+        )
         why.append("calibrated with your " + line)
     if row in r.pareto:
         why.append("on the cost/time Pareto frontier")

@@ -61,7 +61,7 @@ def predict_on_nodes(
     cp = plan_clusters(
         w, ctx.shape, ctx.state, ctx.caps, hw, np.array([float(nodes)]), ctx.calibration, el
     )
-    scale = float(ctx.calibrated.scale_at(index, gpus * nodes))
+    scale = float(ctx.calibrated.scale_at(index))  # a cluster is never the measured config
     fits = bool(cp.fits[0, 0])
     step = float(cp.step_s[0, 0]) * scale
     comm = float(cp.comm_s[0, 0] + cp.bubble_s[0, 0]) * scale

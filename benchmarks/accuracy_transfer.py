@@ -8,7 +8,6 @@ pairs with them, and ``--write`` ships the ones fitted on every pair.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Sequence
 
 import numpy as np
@@ -20,6 +19,7 @@ from recommender.scoring.transfer import (
     RELATIONS,
     Relation,
     bandwidth_distance,
+    exponent,
     fit_transfer,
     relation,
 )
@@ -45,12 +45,10 @@ def pair_relation(rows: Sequence[Row], catalog: Catalog, a: int, b: int) -> Rela
 
 
 def pair_alpha(rows: Sequence[Row], catalog: Catalog, transfer: Transfer, a: int, b: int) -> float:
-    """The exponent of row ``a``'s gap that ``transfer`` carries to row ``b``'s part (as
-    ``transfer.transfer_exponents`` does in the product)."""
+    """The exponent of row ``a``'s gap that ``transfer`` carries to row ``b``'s part (the
+    product's ``transfer.exponent``)."""
     acc_a = catalog.accelerator(rows[a].observation.accelerator)
-    acc_b = catalog.accelerator(rows[b].observation.accelerator)
-    decay = transfer.get(DECAY_KEY, 0.0)
-    return transfer[relation(acc_a, acc_b)] * math.exp(-decay * bandwidth_distance(acc_a, acc_b))
+    return exponent(acc_a, catalog.accelerator(rows[b].observation.accelerator), transfer)
 
 
 def fitted_transfer(

@@ -46,6 +46,7 @@ __all__ = [
     "RELATIONS",
     "Relation",
     "bandwidth_distance",
+    "exponent",
     "fit_transfer",
     "relation",
     "transfer_exponents",
@@ -75,20 +76,21 @@ def bandwidth_distance(a: Accelerator, b: Accelerator) -> float:
     return abs(math.log(b.memory_bandwidth_gbs / a.memory_bandwidth_gbs))
 
 
+def exponent(a: Accelerator, b: Accelerator, transfer: dict[str, float]) -> float:
+    """The exponent of a gap measured on ``a`` that ``b`` takes: its relation's (1 where
+    ``transfer`` lacks it), faded by the bandwidth distance at ``transfer``'s decay (none
+    where it lacks one)."""
+    decay = transfer.get(DECAY_KEY, 0.0)
+    return transfer.get(relation(a, b), 1.0) * math.exp(-decay * bandwidth_distance(a, b))
+
+
 def transfer_exponents(
     accelerators: Sequence[Accelerator], measured: int, transfer: dict[str, float]
 ) -> npt.NDArray[np.float64]:
-    """The exponent of the measured gap on every accelerator of a catalog (by index), for a
-    measurement on ``accelerators[measured]``: its relation's (1 where ``transfer`` lacks
-    it), faded by the bandwidth distance at ``transfer``'s decay (none where it lacks one)."""
+    """The :func:`exponent` of the measured gap on every accelerator of a catalog (by index),
+    for a measurement on ``accelerators[measured]``."""
     a = accelerators[measured]
-    decay = transfer.get(DECAY_KEY, 0.0)
-    return np.array(
-        [
-            transfer.get(relation(a, b), 1.0) * math.exp(-decay * bandwidth_distance(a, b))
-            for b in accelerators
-        ]
-    )
+    return np.array([exponent(a, b, transfer) for b in accelerators])
 
 
 def fit_transfer(

@@ -55,12 +55,11 @@ class Calibrated:
     scale: float  # measured / modelled device time on the measured accelerator
     source: str | None
     notes: tuple[str, ...] = ()
-    proven_acc: int | None = None  # accelerator index the workload ran on as described
-    proven_gpus: int = 1
     # Power of ``scale`` each catalog accelerator (by index) takes (``transfer``); None: all 1.
     exponents: npt.NDArray[np.float64] | None = None
-    measured_at: tuple[int, int] | None = None  # (accelerator index, GPUs) of the measurement
+    measured_config: tuple[int, int] | None = None  # (accelerator index, GPUs) measured
     basis: str = ""  # the measurement, in words ("baseline 150 samples/s on 1 x A100-80GB")
+    proven: bool = False  # the baseline ran the workload as described
 
     def scale_at(
         self, acc: npt.ArrayLike, gpus: npt.ArrayLike | None = None
@@ -72,8 +71,8 @@ class Calibrated:
         if self.exponents is None or self.scale == 1.0:
             return np.full(index.shape, self.scale)
         power = self.exponents[index]
-        if self.measured_at is not None and gpus is not None:
-            at, count = self.measured_at
+        if self.measured_config is not None and gpus is not None:
+            at, count = self.measured_config
             power = np.where((index == at) & (np.asarray(gpus) == count), 1.0, power)
         return np.asarray(np.power(self.scale, power), dtype=np.float64)
 
@@ -83,11 +82,17 @@ class Calibrated:
         it), not from the model alone."""
         return self.source is not None
 
+    @property
+    def proven_acc(self) -> int | None:
+        """The accelerator index the workload ran on as described, if it did."""
+        return self.measured_config[0] if self.proven and self.measured_config else None
+
     def prove_fit(self, p: Predictions, rows: Rows) -> Predictions:
         """Mark rows of the measured accelerator (with as many GPUs or more) as fitting."""
-        if self.proven_acc is None:
+        if self.proven_acc is None or self.measured_config is None:
             return p
-        proven = (rows.acc == self.proven_acc) & (rows.gpus >= self.proven_gpus)
+        acc, gpus = self.measured_config
+        proven = (rows.acc == acc) & (rows.gpus >= gpus)
         return replace(p, fits=p.fits | proven)
 
 
@@ -191,19 +196,19 @@ def baseline_scale(
             "flops_per_sample, batch_size and precision (scale clipped to "
             f"{scale:g}x)",
         )
-    proven = index if from_baseline and b is not None and _same_run(w, b) else None
+    proven = from_baseline and b is not None and _same_run(w, b)
     exponents = transfer_exponents(catalog.accelerators, index, cal.baseline_transfer)
     source = f"{what}: scale {scale:.3g}x the model on {acc.id}{_carried(cal, scale)}"
-    return Calibrated(scale, source, notes, proven, gpus, exponents, (index, gpus), what)
+    return Calibrated(scale, source, notes, exponents, (index, gpus), what, proven)
 
 
 def _taken_here(c: Calibrated, catalog: Catalog, index: int, gpus: int | None) -> tuple[float, str]:
     """The scale ``gpus`` x accelerator ``index`` takes (None: a count or cluster other than
     the measured one) and why it is not the whole of it ("" where it is)."""
     here = float(c.scale_at(index, gpus))
-    if c.measured_at is None or here == c.scale:
+    if c.measured_config is None or here == c.scale:
         return here, ""
-    measured, target = catalog.accelerators[c.measured_at[0]], catalog.accelerators[index]
+    measured, target = catalog.accelerators[c.measured_config[0]], catalog.accelerators[index]
     kin = {
         "accelerator": "the same part on another GPU count",
         "architecture": f"another {measured.architecture} part",
@@ -218,9 +223,9 @@ def carried_note(c: Calibrated, catalog: Catalog, index: int, gpus: int) -> str 
     """What share of the measurement's scale a prediction on ``gpus`` x accelerator ``index``
     takes, where it takes less than all of it (``transfer``)."""
     here, why = _taken_here(c, catalog, index, gpus)
-    if not why or c.measured_at is None:
+    if not why or c.measured_config is None:
         return None
-    measured = catalog.accelerators[c.measured_at[0]]
+    measured = catalog.accelerators[c.measured_config[0]]
     return (
         f"the measurement's scale ({c.scale:.3g}x on {measured.id}) carried here as "
         f"{here:.3g}x: {why}, so only part of its gap to the model applies"
@@ -230,9 +235,9 @@ def carried_note(c: Calibrated, catalog: Catalog, index: int, gpus: int) -> str 
 def calibration_line(c: Calibrated, catalog: Catalog, index: int, gpus: int | None) -> str:
     """The measurement and the scale one offer (``gpus`` x accelerator ``index``) takes from
     it, for a pick's reasons: shorter than ``Calibrated.source``, which speaks of every part."""
-    if c.measured_at is None:
+    if c.measured_config is None:
         return c.source or ""
-    measured = catalog.accelerators[c.measured_at[0]]
+    measured = catalog.accelerators[c.measured_config[0]]
     here, why = _taken_here(c, catalog, index, gpus)
     taken = f", {here:.3g}x here ({why})" if why else ""
     return f"{c.basis}: scale {c.scale:.3g}x the model on {measured.id}{taken}"

@@ -155,9 +155,7 @@ class ServingSpec(_Spec):
         description="The serving runtime, where its kernels rather than the memory set the "
         "decode rate: llama.cpp's CUDA matrix-vector kernels stream about as many bytes per "
         "multiprocessor cycle on every NVIDIA part, so on data-centre HBM parts (A100, H100) "
-        "they reach well under the memory's bandwidth, and its decode step launches each "
-        "operation of its graph as a kernel of its own (23 a Llama layer, 30 with quantised "
-        "weights, against a fused engine's 8). Unset: an engine whose decode streams "
+        "they reach well under the memory's bandwidth. Unset: an engine whose decode streams "
         "at the memory's rate (vLLM, SGLang, TensorRT-LLM, TGI, LMDeploy, gpt-fast)",
     )
     memory_utilization: float | None = Field(

@@ -7,10 +7,10 @@ memory; a portable matrix-vector kernel keeps a roughly fixed number of bytes in
 multiprocessor, so its rate follows the multiprocessors' count and clock instead of the
 memory. llama.cpp's CUDA decode kernels are such a runtime: in ggml-org/llama.cpp#6017
 ggerganov's llama-bench generates 74.77 tokens/s with Llama 7B F16 on one A100 80GB PCIe,
-with its unfused kernels' time taken out 1.2 TB/s of weights, where its HBM delivers 1.5
-(the prior, ``priors.json``, is the limit that reproduces it), and the development set shows
-the kernels reaching about 42-55 % of an A100's or H100's HBM bandwidth where they reach
-80-90 % of consumer GDDR cards', whose multiprocessors are fewer per byte/s of memory.
+1.1 TB/s of weights where its HBM delivers 1.5 (the prior, ``priors.json``, is the limit that
+reproduces it), and the development set shows the kernels reaching about 42-55 % of an A100's
+or H100's HBM bandwidth where they reach 80-90 % of consumer GDDR cards', whose
+multiprocessors are fewer per byte/s of memory.
 
 The multiprocessor-cycles per second of a part come from its datasheet FP32 peak:
 ``fp32 = 2 x FP32 lanes per SM x SMs x clock``, with the lanes per SM of its architecture

@@ -48,21 +48,6 @@ ALLREDUCES_PER_LAYER = 2.0
 TP_ACTIVATION_BYTES = 2.0
 # Kernels per layer of a CUDA-graph-captured decode step (fused norms, QKV, attention, MLP).
 SERVING_KERNELS_PER_LAYER = 8.0
-# Kernels per layer of llama.cpp's decode step, which fuses none of its graph's operations
-# (ggerganov/llama.cpp@1182cf4d, llama.cpp ``build_llama`` and its helpers, counted for a
-# Llama layer without biases; reshapes, views and permutes launch nothing): the attention
-# norm's rms_norm and weight mul (2), the Q, K and V matmuls (3), two ropes (2), the K and V
-# cache copies (2), the KQ matmul, the masked softmax, the KQV matmul, the merge's cont and
-# the output projection (5), the residual add (1), the FFN norm (2), the up and gate
-# matmuls, SiLU, their product and the down matmul (5), the residual add (1): 23 a layer,
-# about 32 graph nodes with the views (llama.cpp logs "graph nodes = 1030" for a 32-layer
-# Llama).
-LLAMA_CPP_KERNELS_PER_LAYER = 23.0
-# With quantised weights each of a layer's seven weight matmuls first quantises its input
-# activations to q8_1 in a kernel of its own (ggml-cuda's ``ggml_cuda_op_mul_mat`` before its
-# ``mul_mat_vec_q`` kernels, which take q8_1 activations).
-LLAMA_CPP_QUANTIZE_KERNELS_PER_LAYER = 7.0
-UNQUANTISED_WEIGHTS = frozenset({"fp32", "bf16", "fp16"})
 # Device time per kernel of a decode step replayed as a CUDA graph (no per-kernel launch from
 # the host; ~2 us of tail and scheduling each, NVIDIA's CUDA Graphs blog measurements).
 CUDA_GRAPH_KERNEL_S = 2e-6
@@ -151,7 +136,7 @@ def decode_step(
     per_kernel = (
         cal.kernel_gpu_s if execution == "eager" else min(cal.kernel_gpu_s, CUDA_GRAPH_KERNEL_S)
     )
-    kernels = decode_kernels_per_layer(w) * layers * per_kernel
+    kernels = SERVING_KERNELS_PER_LAYER * layers * per_kernel
     # Memory-bound when streaming the weights and the KV cache takes longer than the matrix
     # and attention arithmetic (a long context or an encoder-decoder's cross-attention makes
     # the KV reads the larger part).
@@ -165,17 +150,6 @@ def decode_step(
     sequences = _sequence_host_s(w, execution, b, cal)
     step = gemm + attention + comm + kernels + host + sequences
     return np.asarray(step), np.asarray(memory_bound), np.asarray(host + sequences)
-
-
-def decode_kernels_per_layer(w: Workload) -> float:
-    """Kernels one layer of a decode step launches: a serving engine's fused layer
-    (``SERVING_KERNELS_PER_LAYER``), or llama.cpp's unfused graph, with a quantisation of the
-    activations before each matmul where its weights are quantised."""
-    spec = w.inference
-    if spec is None or spec.runtime != "llama.cpp":
-        return SERVING_KERNELS_PER_LAYER
-    quantised = spec.weights is not None and spec.weights not in UNQUANTISED_WEIGHTS
-    return LLAMA_CPP_KERNELS_PER_LAYER + (LLAMA_CPP_QUANTIZE_KERNELS_PER_LAYER if quantised else 0)
 
 
 def _sequence_host_s(w: Workload, execution: str, b: FloatArray, cal: Calibration) -> FloatArray:

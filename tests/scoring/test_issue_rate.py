@@ -73,7 +73,7 @@ def test_the_prior_reproduces_the_measurement_it_cites(catalog: Catalog) -> None
     assert any("llama.cpp's decode kernels stream at most" in n for n in p.notes)
     unlimited = priors.with_values(decode_bytes_per_sm_cycle={})
     free = predict(tg128, "A100-PCIe-80GB", catalog=catalog, calibration=unlimited)
-    assert free.tokens_per_s is not None and free.tokens_per_s > 1.15 * p.tokens_per_s
+    assert free.tokens_per_s is not None and free.tokens_per_s > 1.2 * p.tokens_per_s
 
 
 def test_a_limited_runtime_decodes_slower_on_hbm_parts_only(catalog: Catalog) -> None:
@@ -85,11 +85,8 @@ def test_a_limited_runtime_decodes_slower_on_hbm_parts_only(catalog: Catalog) ->
         predict(_decode(rt), "A100-SXM4-80GB", calibration=cal, catalog=catalog)
         for rt in (None, "llama.cpp")
     ]
-    # on the L4 the limit changes nothing: llama.cpp there is llama.cpp without the limit
-    # (its unfused kernels still take their time on every part)
     l4 = [
-        predict(_decode("llama.cpp"), "L4", calibration=c, catalog=catalog)
-        for c in (cal.with_values(decode_bytes_per_sm_cycle={}), cal)
+        predict(_decode(rt), "L4", calibration=cal, catalog=catalog) for rt in (None, "llama.cpp")
     ]
     assert a100[1].throughput < 0.8 * a100[0].throughput
     assert l4[1].throughput == pytest.approx(l4[0].throughput)
@@ -111,7 +108,6 @@ def test_under_the_priors_the_limit_binds_on_hbm_parts_only(catalog: Catalog) ->
     """The prior slows llama.cpp on every HBM part in the catalog (A100, H100, H200, B200)
     and on no GDDR card (L4, A10G, L40S), where the memory sets the rate anyway."""
     cal = prior_calibration()
-    free = cal.with_values(decode_bytes_per_sm_cycle={})
     for acc, limited in (
         ("A100-SXM4-80GB", True),
         ("H100-SXM5-80GB", True),
@@ -122,8 +118,8 @@ def test_under_the_priors_the_limit_binds_on_hbm_parts_only(catalog: Catalog) ->
         ("L40S", False),
     ):
         plain, runtime = (
-            predict(_decode("llama.cpp"), acc, calibration=c, catalog=catalog).throughput
-            for c in (free, cal)
+            predict(_decode(rt), acc, calibration=cal, catalog=catalog).throughput
+            for rt in (None, "llama.cpp")
         )
         assert (runtime < 0.95 * plain) is limited, acc
         assert runtime <= plain * (1 + 1e-9), acc
@@ -131,7 +127,7 @@ def test_under_the_priors_the_limit_binds_on_hbm_parts_only(catalog: Catalog) ->
 
 def test_the_fit_finds_a_runtime_limit_its_rows_show(catalog: Catalog) -> None:
     """Rows generated with a 4.5 B per SM-cycle limit (A100, H100 bound by it, the L4 not) are
-    fitted from the priors' 7.98: the limit binds on the HBM parts, so the rows move it to
+    fitted from the priors' 7.33: the limit binds on the HBM parts, so the rows move it to
     where the parts compare as measured."""
     truth = _limited(4.5)
     obs = [

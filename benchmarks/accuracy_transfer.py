@@ -16,6 +16,7 @@ from published import Row
 from recommender.catalog import Catalog
 from recommender.scoring.transfer import (
     DECAY_KEY,
+    HABITAT,
     RELATIONS,
     Relation,
     bandwidth_distance,
@@ -34,8 +35,6 @@ __all__ = [
 ]
 
 Transfer = dict[str, float]
-# The whole gap carried to every part: Habitat-style scaling, measured_a x modelled_b / modelled_a.
-HABITAT: Transfer = {**dict.fromkeys(RELATIONS, 1.0), DECAY_KEY: 0.0}
 
 
 def pair_relation(rows: Sequence[Row], catalog: Catalog, a: int, b: int) -> Relation:

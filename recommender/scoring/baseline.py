@@ -89,7 +89,7 @@ class Calibrated:
 
     def prove_fit(self, p: Predictions, rows: Rows) -> Predictions:
         """Mark rows of the measured accelerator (with as many GPUs or more) as fitting."""
-        if self.proven_acc is None or self.measured_config is None:
+        if not self.proven or self.measured_config is None:
             return p
         acc, gpus = self.measured_config
         proven = (rows.acc == acc) & (rows.gpus >= gpus)

@@ -24,6 +24,7 @@ from importlib import resources
 from typing import Any, Literal
 
 from recommender.catalog.schema import Accelerator, Precision
+from recommender.scoring.transfer import HABITAT
 
 __all__ = [
     "Calibration",
@@ -97,14 +98,7 @@ class Calibration:
     # Exponent of a baseline's gap to the model on other parts, by how they relate to the
     # measured one, and its decay with their bandwidth distance (``transfer``): exponents 1
     # and no decay carry the whole gap over (Habitat-style scaling).
-    baseline_transfer: dict[str, float] = field(
-        default_factory=lambda: {
-            "accelerator": 1.0,
-            "architecture": 1.0,
-            "other": 1.0,
-            "bandwidth_decay": 0.0,
-        }
-    )
+    baseline_transfer: dict[str, float] = field(default_factory=lambda: dict(HABITAT))
     notes: dict[str, str] = field(default_factory=dict)
 
     def compute_efficiency(self, acc: Accelerator, precision: Precision) -> float:

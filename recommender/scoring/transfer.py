@@ -43,6 +43,7 @@ from recommender.catalog.schema import Accelerator
 
 __all__ = [
     "DECAY_KEY",
+    "HABITAT",
     "RELATIONS",
     "Relation",
     "bandwidth_distance",
@@ -62,6 +63,9 @@ ALPHA_GRID = np.linspace(0.0, 1.0, 21)
 # 0 (no decay) to 2 (the shared share falls to 1/e at a 1.65x bandwidth ratio).
 DECAY_KEY = "bandwidth_decay"
 DECAY_GRID = np.array([0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0])
+# The whole gap carried to every part, with no decay: Habitat-style scaling, the exponents a
+# calibration without fitted ones has.
+HABITAT: dict[str, float] = {**dict.fromkeys(RELATIONS, 1.0), DECAY_KEY: 0.0}
 
 
 def relation(a: Accelerator, b: Accelerator) -> Relation:

@@ -121,6 +121,13 @@ class Accelerator(_Strict):
     form_factor: Literal["sxm", "pcie", "oam", "module", "chip"]
     memory_gb: PositiveFloat
     memory_bandwidth_gbs: PositiveFloat
+    memory_type: Literal["hbm", "gddr"] | None = Field(
+        default=None,
+        description=(
+            "Stacked HBM or board GDDR: a GDDR board's triad reaches a larger share of its "
+            "datasheet bandwidth (scoring.calibration.GDDR_TRIAD_SHARE)."
+        ),
+    )
     peak_tflops: PeakTflops
     host_link: HostLink
     nvlink_gbs: PositiveFloat | None = Field(

@@ -88,6 +88,16 @@ def test_every_entry_has_a_source(bench: AcceleratorFile) -> None:
         assert acc.source.url is not None and acc.source.url.startswith(("http://", "https://"))
 
 
+def test_every_part_states_its_memory_type(bench: AcceleratorFile, catalog: Catalog) -> None:
+    """The scoring engine gives GDDR boards a larger share of their datasheet bandwidth than
+    HBM parts (calibration.GDDR_TRIAD_SHARE), so no shipped part may leave it open."""
+    parts = [*bench.accelerators, *catalog.accelerators]
+    assert [a.id for a in parts if a.memory_type is None] == []
+    gddr = {a.id for a in parts if a.memory_type == "gddr"}
+    assert {"T4", "L4", "A10G", "L40S", "A40", "RTX-4090"} <= gddr
+    assert not gddr & {"A100-SXM4-80GB", "H100-PCIe-80GB", "V100-SXM2-16GB", "MI300X"}
+
+
 def test_each_name_resolves_to_its_own_entry(bench: AcceleratorFile) -> None:
     names = AcceleratorNames(bench.accelerators)
     for acc in bench.accelerators:

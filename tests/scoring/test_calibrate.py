@@ -11,6 +11,7 @@ from recommender.scoring.achievable import measured
 from recommender.scoring.calibrate import Observation, fit, modelled_throughput
 from recommender.scoring.calibration import (
     DATASHEET_TRIAD_SHARE,
+    GDDR_TRIAD_SHARE,
     default_calibration,
     prior_calibration,
 )
@@ -75,10 +76,42 @@ def test_datasheet_share_is_the_median_measured_triad_share(catalog: Catalog) ->
     shares = [
         m.memory_bandwidth_gbs / catalog.accelerator(acc_id).memory_bandwidth_gbs
         for acc_id, m in measured().items()
-        if m.memory_bandwidth_gbs is not None and acc_id in {a.id for a in catalog.accelerators}
+        if m.memory_bandwidth_gbs is not None
+        and acc_id in {a.id for a in catalog.accelerators if a.memory_type == "hbm"}
     ]
     assert len(shares) >= 5
     assert statistics.median(shares) == pytest.approx(DATASHEET_TRIAD_SHARE, abs=5e-4)
+
+
+# Datasheet bandwidth of the GDDR boards whose triad achievable.yaml carries, GB/s: A40 from
+# benchmarks/data/bench_accelerators.yaml (its source there); L40, in neither catalog, from
+# the NVIDIA L40 / L40S datasheet table (48 GB GDDR6, 864 GB/s) as listed at
+# https://www.mullet.se/product.html?product_id=355414.
+GDDR_DATASHEET_GBS = {"A40": 696.0, "L40": 864.0}
+
+
+def test_gddr_share_is_the_median_measured_gddr_triad_share() -> None:
+    """GDDR_TRIAD_SHARE is what the GDDR boards' triads say (board GDDR reaches more of its
+    datasheet than HBM does), not a fitted factor."""
+    triads = measured()
+    shares = [
+        triads[acc_id].memory_bandwidth_gbs / datasheet  # type: ignore[operator]
+        for acc_id, datasheet in GDDR_DATASHEET_GBS.items()
+    ]
+    assert statistics.median(shares) == pytest.approx(GDDR_TRIAD_SHARE, abs=5e-4)
+    assert GDDR_TRIAD_SHARE > DATASHEET_TRIAD_SHARE
+
+
+def test_a_gddr_board_without_a_triad_reaches_the_gddr_share(catalog: Catalog) -> None:
+    """A GDDR card with no triad of its own (L4) gets the GDDR share, an HBM one (V100) the
+    HBM median; both times the one fitted ``memory.measured``."""
+    priors = prior_calibration()
+    l4, v100 = catalog.accelerator("L4"), catalog.accelerator("V100-SXM2-16GB")
+    assert (l4.memory_type, v100.memory_type) == ("gddr", "hbm")
+    assert "L4" not in measured() and "V100-SXM2-16GB" not in measured()
+    fitted = priors.memory["measured"]
+    assert priors.memory_efficiency(l4) == pytest.approx(GDDR_TRIAD_SHARE * fitted)
+    assert priors.memory_efficiency(v100) == pytest.approx(DATASHEET_TRIAD_SHARE * fitted)
 
 
 def test_one_fitted_memory_share_moves_every_chip(catalog: Catalog) -> None:
@@ -91,7 +124,7 @@ def test_one_fitted_memory_share_moves_every_chip(catalog: Catalog) -> None:
     after = capabilities(accs, "bf16", halved).bandwidth
     assert list(after / before) == pytest.approx([0.5, 0.5, 0.5])
     l4 = accs[1]
-    share = DATASHEET_TRIAD_SHARE * priors.memory["measured"]
+    share = GDDR_TRIAD_SHARE * priors.memory["measured"]
     assert before[1] == pytest.approx(l4.memory_bandwidth_gbs * 1e9 * share)
 
 

@@ -7,6 +7,7 @@ then through the aliases the file's header names (ids that leave a detail open).
 from __future__ import annotations
 
 import csv
+import statistics
 import sys
 from pathlib import Path
 
@@ -15,6 +16,8 @@ import pytest
 from recommender.catalog import Accelerator, AcceleratorNames, Catalog, load_catalog
 from recommender.catalog.schema import AcceleratorFile
 from recommender.catalog.yamlfile import load_document
+from recommender.scoring.achievable import measured
+from recommender.scoring.calibration import DATASHEET_TRIAD_SHARE, GDDR_TRIAD_SHARE
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 DATA = BENCHMARKS / "data"
@@ -96,6 +99,33 @@ def test_every_part_states_its_memory_type(bench: AcceleratorFile, catalog: Cata
     gddr = {a.id for a in parts if a.memory_type == "gddr"}
     assert {"T4", "L4", "A10G", "L40S", "A40", "RTX-4090"} <= gddr
     assert not gddr & {"A100-SXM4-80GB", "H100-PCIe-80GB", "V100-SXM2-16GB", "MI300X"}
+
+
+# The L40 is in neither catalog: its datasheet bandwidth (48 GB GDDR6, 864 GB/s) from the
+# NVIDIA L40 / L40S datasheet table as listed at https://www.mullet.se/product.html?product_id=355414.
+L40_DATASHEET_GBS = 864.0
+
+
+def test_gddr_share_is_the_median_measured_gddr_triad_share(
+    bench: AcceleratorFile, catalog: Catalog
+) -> None:
+    """GDDR_TRIAD_SHARE is what the GDDR boards' triads say (board GDDR reaches more of its
+    datasheet than HBM does), not a fitted factor: every GDDR board of either catalog with a
+    triad in achievable.yaml, and the L40."""
+    datasheet = {
+        a.id: a.memory_bandwidth_gbs
+        for a in [*bench.accelerators, *catalog.accelerators]
+        if a.memory_type == "gddr"
+    }
+    datasheet["L40"] = L40_DATASHEET_GBS
+    shares = [
+        m.memory_bandwidth_gbs / datasheet[acc_id]
+        for acc_id, m in measured().items()
+        if m.memory_bandwidth_gbs is not None and acc_id in datasheet
+    ]
+    assert len(shares) >= 2
+    assert statistics.median(shares) == pytest.approx(GDDR_TRIAD_SHARE, abs=5e-4)
+    assert GDDR_TRIAD_SHARE > DATASHEET_TRIAD_SHARE
 
 
 def test_each_name_resolves_to_its_own_entry(bench: AcceleratorFile) -> None:

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 
 import pytest
 
 from recommender.catalog import Catalog
-from recommender.catalog.schema import AcceleratorFile
-from recommender.catalog.yamlfile import load_document
 from recommender.scoring.achievable import measured
 from recommender.scoring.calibrate import Observation, fit, modelled_throughput
 from recommender.scoring.calibration import (
@@ -84,33 +81,6 @@ def test_datasheet_share_is_the_median_measured_triad_share(catalog: Catalog) ->
     ]
     assert len(shares) >= 5
     assert statistics.median(shares) == pytest.approx(DATASHEET_TRIAD_SHARE, abs=5e-4)
-
-
-BENCH_ACCELERATORS = Path(__file__).resolve().parents[2] / "benchmarks/data/bench_accelerators.yaml"
-# The L40 is in neither catalog: its datasheet bandwidth (48 GB GDDR6, 864 GB/s) from the
-# NVIDIA L40 / L40S datasheet table as listed at https://www.mullet.se/product.html?product_id=355414.
-L40_DATASHEET_GBS = 864.0
-
-
-def test_gddr_share_is_the_median_measured_gddr_triad_share(catalog: Catalog) -> None:
-    """GDDR_TRIAD_SHARE is what the GDDR boards' triads say (board GDDR reaches more of its
-    datasheet than HBM does), not a fitted factor: every GDDR board of either catalog with a
-    triad in achievable.yaml, and the L40."""
-    bench = load_document(BENCH_ACCELERATORS, AcceleratorFile).model.accelerators
-    datasheet = {
-        a.id: a.memory_bandwidth_gbs
-        for a in [*bench, *catalog.accelerators]
-        if a.memory_type == "gddr"
-    }
-    datasheet["L40"] = L40_DATASHEET_GBS
-    shares = [
-        m.memory_bandwidth_gbs / datasheet[acc_id]
-        for acc_id, m in measured().items()
-        if m.memory_bandwidth_gbs is not None and acc_id in datasheet
-    ]
-    assert len(shares) >= 2
-    assert statistics.median(shares) == pytest.approx(GDDR_TRIAD_SHARE, abs=5e-4)
-    assert GDDR_TRIAD_SHARE > DATASHEET_TRIAD_SHARE
 
 
 def test_a_gddr_board_without_a_triad_reaches_the_gddr_share(catalog: Catalog) -> None:

@@ -150,13 +150,16 @@ class ServingSpec(_Spec):
         default="continuous",
         description="continuous batching (vLLM, SGLang, TGI, TensorRT-LLM) or static batches",
     )
-    runtime: Literal["llama.cpp"] | None = Field(
+    runtime: Literal["llama.cpp", "vllm-v0"] | None = Field(
         default=None,
-        description="The serving runtime, where its kernels rather than the memory set the "
-        "decode rate: llama.cpp's CUDA matrix-vector kernels stream about as many bytes per "
+        description="The serving runtime, where it rather than the memory sets the decode "
+        "rate: llama.cpp's CUDA matrix-vector kernels stream about as many bytes per "
         "multiprocessor cycle on every NVIDIA part, so on data-centre HBM parts (A100, H100) "
-        "they reach well under the memory's bandwidth. Unset: an engine whose decode streams "
-        "at the memory's rate (vLLM, SGLang, TensorRT-LLM, TGI, LMDeploy, gpt-fast)",
+        "they reach well under the memory's bandwidth; vLLM's V0 engine (before 0.11, and the "
+        "fallback of 0.10 for models its V1 engine lacks, such as Whisper) leaves the GPU idle "
+        "~4 ms between decode steps while its Python scheduler, input preparation and sampler "
+        "run. Unset: an engine whose decode streams at the memory's rate with ~1 ms of host "
+        "time a step (vLLM V1, SGLang, TensorRT-LLM, TGI, LMDeploy, gpt-fast)",
     )
     memory_utilization: float | None = Field(
         default=None,

@@ -20,7 +20,7 @@ from recommender.scoring.serving import (
     tpot_prefills,
 )
 from recommender.scoring.serving_formats import W4A8_ACTIVATIONS, weight_bytes, weight_support
-from recommender.scoring.serving_step import charges_sequences, serving_execution
+from recommender.scoring.serving_step import charges_sequences, engine_step_s, serving_execution
 from recommender.scoring.shape import Shape
 from recommender.workload import Workload
 
@@ -195,7 +195,7 @@ def _host_loop(w: Workload, sv: Serving, i: int, cal: Calibration) -> str | None
     if share < HOST_LOOP_NOTE_SHARE:
         return None
     execution = serving_execution(w)
-    parts = f"{cal.serving_step_s[execution] * 1e3:g} ms a step"
+    parts = f"{engine_step_s(w, execution, cal) * 1e3:g} ms a step"
     if charges_sequences(w, execution):
         parts += f" and {cal.serving_sequence_s * 1e6:.0f} us a sequence"
     return (

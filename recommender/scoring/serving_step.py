@@ -33,6 +33,7 @@ __all__ = [
     "decode_layers",
     "decode_step",
     "decoder_prompt",
+    "engine_step_s",
     "kv_bytes_per_sequence",
     "prefill",
     "serving_execution",
@@ -61,6 +62,17 @@ TRITON_MATMULS_PER_LAYER = 2.0
 # cached matmul (triton-lang/triton#459, against 23 us for torch's own), 108 us before the
 # 2024 launcher rewrite (triton-lang/triton#3638).
 TRITON_LAUNCH_S = 1e-4
+# Host time a decode step of vLLM's V0 engine (before 0.11; 0.10 falls back to it for models
+# its V1 engine lacks, Whisper among them) leaves the GPU idle, its CUDA graph replay
+# included: in the RFC for multi-step scheduling (vllm-project/vllm#6854, 2024-07) the
+# profiled V0 decode loop shows "about 4ms of GPU bubble" between steps, "incurred on every
+# decode" (scheduling, input preparation, the sampled tokens' copy to the host and their
+# pythonisation; the RFC puts the bubble at 5-13 ms in general). Asynchronous output
+# processing (#6913) hides only the output handling, 0.2 ms at batch 1 in its own table, and
+# multi-step scheduling is off unless asked for (``num_scheduler_steps=1``), so the 4 ms
+# stands for a V0 step. Charged instead of ``serving_step_s`` where ``inference.runtime`` is
+# ``vllm-v0``.
+VLLM_V0_STEP_S = 4e-3
 # Host time to launch one kernel from an eager PyTorch loop: the PyTorch blog "Accelerating
 # Generative AI with PyTorch II: GPT, Fast" (2023) times the eager Llama-2-7B decode loop at
 # 39 ms a step on an A100, which launches 32 x 40 + 23 = 1,303 kernels
@@ -146,10 +158,20 @@ def decode_step(
     # TensorRT-LLM, SGLang, gpt-fast), tens of ms for a Python loop launching every kernel
     # (``eager``: Hugging Face generate, early TGI). ``serving_step_s``: set, not fitted;
     # with the part that grows with the batch (``_sequence_host_s``), fitted.
-    host = cal.serving_step_s[execution] + _triton_launches_s(w, execution, layers)
+    host = engine_step_s(w, execution, cal) + _triton_launches_s(w, execution, layers)
     sequences = _sequence_host_s(w, execution, b, cal)
     step = gemm + attention + comm + kernels + host + sequences
     return np.asarray(step), np.asarray(memory_bound), np.asarray(host + sequences)
+
+
+def engine_step_s(w: Workload, execution: str, cal: Calibration) -> float:
+    """The serving engine's own host time per decode iteration, apart from what grows with
+    the batch: vLLM's V0 engine's (``VLLM_V0_STEP_S``) where ``inference.runtime`` names it,
+    else the calibration's for the decode loop's execution (``serving_step_s``)."""
+    spec = w.inference
+    if spec is not None and spec.runtime == "vllm-v0":
+        return VLLM_V0_STEP_S
+    return float(cal.serving_step_s[execution])
 
 
 def _sequence_host_s(w: Workload, execution: str, b: FloatArray, cal: Calibration) -> FloatArray:

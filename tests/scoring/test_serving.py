@@ -177,6 +177,32 @@ def test_an_encoder_decoder_generates_from_its_encoders_fixed_source() -> None:
     assert moe.decode_parameters - moe.decode_active_parameters == 12 * 7 * expert
 
 
+def test_vllms_v0_engine_pays_its_host_loop_between_decode_steps(catalog: Catalog) -> None:
+    """vLLM's V0 engine (0.10's fallback for Whisper) leaves the GPU idle ~4 ms between decode
+    steps (``VLLM_V0_STEP_S``, vllm-project/vllm#6854) where a V1 engine's captured step takes
+    the calibration's 1 ms: one transcript at a time, each of its steps is 3 ms longer, and
+    the plan names the 4 ms. Other runtimes keep the calibration's step."""
+    from recommender.scoring.calibration import default_calibration
+    from recommender.scoring.serving_step import VLLM_V0_STEP_S, engine_step_s
+
+    request = {"prompt_tokens": 4, "output_tokens": 75}
+    v1 = _serve("whisper-large-v3", precision="fp16", batch_size=1, inference=request)
+    v0 = _serve(
+        "whisper-large-v3", precision="fp16", batch_size=1,
+        inference={**request, "runtime": "vllm-v0"},
+    )  # fmt: skip
+    cal = default_calibration()
+    assert engine_step_s(v0, "compiled", cal) == VLLM_V0_STEP_S == pytest.approx(4e-3)
+    assert engine_step_s(v1, "compiled", cal) == cal.serving_step_s["compiled"]
+    old, new = predict(v0, "L4", 1, catalog=catalog), predict(v1, "L4", 1, catalog=catalog)
+    assert old.plan is not None and new.plan is not None
+    gap = (VLLM_V0_STEP_S - cal.serving_step_s["compiled"]) * 1e3
+    assert (old.plan.tpot_ms or 0) - (new.plan.tpot_ms or 0) == pytest.approx(gap, rel=0.05)
+    said = [a for a in old.plan.assumed if "host loop" in a]
+    assert len(said) == 1 and "4 ms a step" in said[0]
+    assert old.throughput < new.throughput
+
+
 def test_cross_attention_kv_bounds_an_encoder_decoders_batch(catalog: Catalog) -> None:
     """The ~246 MB of cross-attention K and V per Whisper sequence, not the decoder's own
     ~13 MB of self-attention cache, is what fills a 24 GB L4: the batch stays below a

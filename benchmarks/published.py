@@ -147,6 +147,10 @@ WHOLE_DEVICE_ENGINES = frozenset({"llama.cpp"})
 # Engines whose decode kernels, not the memory, can set the rate: rows name them as
 # ``inference.runtime`` spells them (recommender/scoring/issue_rate.py).
 KERNEL_LIMITED_RUNTIMES = frozenset({"llama.cpp"})
+# Runtimes whose host loop, not the engine's default, sets the time between decode steps
+# (vLLM's V0 engine: serving_step.VLLM_V0_STEP_S), named as ``inference.runtime`` spells them.
+HOST_LIMITED_RUNTIMES = frozenset({"vllm-v0"})
+RUNTIMES = KERNEL_LIMITED_RUNTIMES | HOST_LIMITED_RUNTIMES
 # Inference-engine rows (MLPerf Offline / Server) that state no batch: engines batch deeply;
 # 64 is taken (an assumption, not a figure from the source).
 DEFAULT_ENGINE_BATCH = 64
@@ -273,7 +277,7 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
             **({"engine": "static", "max_batch": batch} if static and batch else {}),
             **({"max_output_tokens": _int(r["max_output_tokens"])} if static else {}),
             **({"memory_utilization": 1.0} if r["engine"] in WHOLE_DEVICE_ENGINES else {}),
-            **({"runtime": r["engine"]} if r["engine"] in KERNEL_LIMITED_RUNTIMES else {}),
+            **({"runtime": r["engine"]} if r["engine"] in RUNTIMES else {}),
         }
         limits = MLPERF_LATENCY_LIMITS.get((r["model_key"], r["measure"]))
         if limits:

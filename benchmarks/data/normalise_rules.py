@@ -197,7 +197,11 @@ TGI_SAGEMAKER_PROMPT_TOKENS = "233"
 # call) from the first sample to the last (ntuhpc/inference_results_v5.1@a634ab77,
 # closed/GATEOverflow/measurements/GATEOverflow_AMD_AM5-reference-gpu-vllm-default_config/
 # whisper/offline/performance_console.out; the 2 x RTX 4090 system's accuracy_console.out
-# alike), so the reference decoded one transcript at a time: batch 1.
+# alike), so the reference decoded one transcript at a time: batch 1. The same log shows
+# the engine: vLLM 0.10.0, which serves Whisper with its V0 engine ("is not supported by the
+# V1 Engine. Falling back to V0", then "Initializing a V0 LLM engine (v0.10.0)"), decode
+# steps captured as CUDA graphs ("Capturing cudagraphs for decoding"), so the rows name the
+# runtime ``vllm-v0`` (its host loop between steps: serving_step.VLLM_V0_STEP_S).
 # RetinaNet's reference ran as its console log records (ntuhpc/inference_results_v5.1@a634ab77,
 # closed/GATEOverflow/measurements/GATEOverflow_RTX4090x1-reference-gpu-pytorch_v2.7.1-cu126/
 # retinanet/offline/performance_console.out): ``python/main.py --profile retinanet-pytorch
@@ -205,7 +209,7 @@ TGI_SAGEMAKER_PROMPT_TOKENS = "233"
 # (``torch.jit.load``) op by op in fp32, one image per call: eager at batch 1, not an engine.
 MLPERF_REFERENCE_SYSTEM = "reference-gpu-"
 MLPERF_REFERENCE_RUNS: dict[str, dict[str, str]] = {
-    "whisper-large-v3": {"precision": "bf16", "gpus": "1", "batch": "1"},
+    "whisper-large-v3": {"precision": "bf16", "gpus": "1", "batch": "1", "engine": "vllm-v0"},
     "retinanet-resnext50": {"execution": "eager", "engine": "", "batch": "1"},
 }
 

@@ -246,14 +246,17 @@ def test_weight_only_quantisation_keeps_16_bit_matmuls(rows: list[dict[str, str]
 
 def test_reference_runs_are_what_the_reference_code_ran(rows: list) -> None:
     """MLPerf's Whisper reference SUT runs vLLM in bf16 on the default GPU, one transcript
-    per ``generate`` call (its console log), whatever the submission labels say (fp32,
-    2 GPUs); the vendor builds keep their own labels. RetinaNet's reference runs its
-    TorchScript model eager at batch 1."""
+    per ``generate`` call on vLLM 0.10's V0 engine (its console log), whatever the submission
+    labels say (fp32, 2 GPUs); the vendor builds keep their own labels. RetinaNet's
+    reference runs its TorchScript model eager at batch 1."""
     whisper = [r for r in rows if r["model_key"] == "whisper-large-v3"]
     reference = [r for r in whisper if "reference-gpu-vllm" in r["source"]]
     assert len(reference) == 4
     assert {(r["precision"], r["gpus"], r["batch"]) for r in reference} == {("bf16", "1", "1")}
+    # vLLM 0.10.0 serves Whisper with its V0 engine (the console log), not the vendors' builds
+    assert {r["engine"] for r in reference} == {"vllm-v0"}
     vendor = [r for r in whisper if r not in reference]
+    assert "vllm-v0" not in {r["engine"] for r in vendor}
     assert vendor and {r["precision"] for r in vendor} == {"fp16"}
     # the vendor builds run static batches of their configured size up to the 150-token cap
     assert {(r["batching"], r["max_output_tokens"]) for r in vendor} == {("static", "150")}

@@ -63,15 +63,16 @@ TRITON_MATMULS_PER_LAYER = 2.0
 # 2024 launcher rewrite (triton-lang/triton#3638).
 TRITON_LAUNCH_S = 1e-4
 # Host time a decode step of vLLM's V0 engine (before 0.11; 0.10 falls back to it for models
-# its V1 engine lacks, Whisper among them) leaves the GPU idle, its CUDA graph replay
-# included: in the RFC for multi-step scheduling (vllm-project/vllm#6854, 2024-07) the
+# its V1 engine lacks, Whisper among them) leaves the GPU idle between two captured (CUDA
+# graph) decode steps: in the RFC for multi-step scheduling (vllm-project/vllm#6854, 2024-07) the
 # profiled V0 decode loop shows "about 4ms of GPU bubble" between steps, "incurred on every
 # decode" (scheduling, input preparation, the sampled tokens' copy to the host and their
 # pythonisation; the RFC puts the bubble at 5-13 ms in general). Asynchronous output
 # processing (#6913) hides only the output handling, 0.2 ms at batch 1 in its own table, and
 # multi-step scheduling is off unless asked for (``num_scheduler_steps=1``), so the 4 ms
 # stands for a V0 step. Charged instead of ``serving_step_s`` where ``inference.runtime`` is
-# ``vllm-v0``.
+# ``vllm-v0`` and the steps are captured; an eager V0 loop (``--enforce-eager``) launches
+# every kernel from Python and keeps the eager loop's ``serving_step_s``.
 VLLM_V0_STEP_S = 4e-3
 # Host time to launch one kernel from an eager PyTorch loop: the PyTorch blog "Accelerating
 # Generative AI with PyTorch II: GPT, Fast" (2023) times the eager Llama-2-7B decode loop at
@@ -166,10 +167,11 @@ def decode_step(
 
 def engine_step_s(w: Workload, execution: str, cal: Calibration) -> float:
     """The serving engine's own host time per decode iteration, apart from what grows with
-    the batch: vLLM's V0 engine's (``VLLM_V0_STEP_S``) where ``inference.runtime`` names it,
-    else the calibration's for the decode loop's execution (``serving_step_s``)."""
+    the batch: vLLM's V0 engine's (``VLLM_V0_STEP_S``) where ``inference.runtime`` names it
+    and its steps are captured, else the calibration's for the decode loop's execution
+    (``serving_step_s``)."""
     spec = w.inference
-    if spec is not None and spec.runtime == "vllm-v0":
+    if spec is not None and spec.runtime == "vllm-v0" and execution != "eager":
         return VLLM_V0_STEP_S
     return float(cal.serving_step_s[execution])
 

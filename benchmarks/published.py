@@ -35,11 +35,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from recommender.catalog import Accelerator, Catalog, UnknownAcceleratorError
 from recommender.models.arch import GivenArch
 from recommender.models.registry import UnknownModelError, resolve_model
+from recommender.recipe import ServingRuntime
 from recommender.scoring.calibrate import Observation
 from recommender.scoring.cluster_network import achieved_network_bytes_per_s
 from recommender.scoring.shape import shape_of
@@ -144,13 +145,10 @@ FLASH_ATTENTION_2_SOURCES = frozenset({"torchtitan", "torchao"})
 # include/llama.h) and has no option reserving a fraction of GPU memory, unlike vLLM's
 # ``gpu_memory_utilization`` (default 0.9, the engine's default).
 WHOLE_DEVICE_ENGINES = frozenset({"llama.cpp"})
-# Engines whose decode kernels, not the memory, can set the rate: rows name them as
-# ``inference.runtime`` spells them (recommender/scoring/issue_rate.py).
-KERNEL_LIMITED_RUNTIMES = frozenset({"llama.cpp"})
-# Runtimes whose host loop, not the engine's default, sets the time between decode steps
-# (vLLM's V0 engine: serving_step.VLLM_V0_STEP_S), named as ``inference.runtime`` spells them.
-HOST_LIMITED_RUNTIMES = frozenset({"vllm-v0"})
-RUNTIMES = KERNEL_LIMITED_RUNTIMES | HOST_LIMITED_RUNTIMES
+# Engines the scoring engine models as runtimes of their own (``inference.runtime``: llama.cpp's
+# decode kernels, recommender/scoring/issue_rate.py; vLLM's V0 host loop,
+# serving_step.VLLM_V0_STEP_S): rows name them as the recipe spells them.
+RUNTIMES = frozenset(get_args(ServingRuntime))
 # Inference-engine rows (MLPerf Offline / Server) that state no batch: engines batch deeply;
 # 64 is taken (an assumption, not a figure from the source).
 DEFAULT_ENGINE_BATCH = 64

@@ -16,6 +16,7 @@ __all__ = [
     "Checkpointing",
     "LoRA",
     "Optimizer",
+    "ServingRuntime",
     "ServingSpec",
     "Sharding",
     "TrainingRecipe",
@@ -28,6 +29,8 @@ Optimizer = Literal["adamw", "adamw-8bit", "sgd-momentum", "adafactor"]
 Sharding = Literal["auto", "none", "zero1", "zero2", "zero3"]
 Offload = Literal["auto", "none", "optimizer"]
 WeightFormat = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
+# Serving runtimes the engine models apart from the default (``ServingSpec.runtime``).
+ServingRuntime = Literal["llama.cpp", "vllm-v0"]
 KvFormat = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 ParallelDegree = Literal["auto"] | Annotated[int, Field(ge=1, le=1024)]
 # Most tensor-parallel ranks a recipe may name: one NVL72 rack.
@@ -150,7 +153,7 @@ class ServingSpec(_Spec):
         default="continuous",
         description="continuous batching (vLLM, SGLang, TGI, TensorRT-LLM) or static batches",
     )
-    runtime: Literal["llama.cpp", "vllm-v0"] | None = Field(
+    runtime: ServingRuntime | None = Field(
         default=None,
         description="The serving runtime, where it rather than the memory sets the decode "
         "rate: llama.cpp's CUDA matrix-vector kernels stream about as many bytes per "

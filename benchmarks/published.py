@@ -38,9 +38,10 @@ from pathlib import Path
 from typing import Any, get_args
 
 from recommender.catalog import Accelerator, Catalog, UnknownAcceleratorError
+from recommender.catalog.schema import Precision
 from recommender.models.arch import GivenArch
 from recommender.models.registry import UnknownModelError, resolve_model
-from recommender.recipe import ServingRuntime
+from recommender.recipe import KvFormat, ServingRuntime, WeightFormat
 from recommender.scoring.calibrate import Observation
 from recommender.scoring.cluster_network import achieved_network_bytes_per_s
 from recommender.scoring.shape import shape_of
@@ -96,9 +97,10 @@ CLASSES = {
     "llm-serving": "llm-serving",
     "llm-decode-bs1": "llm-decode",
 }
-WEIGHT_FORMATS = {"fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"}
-COMPUTE_PRECISIONS = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8"}
-KV_FORMATS = {"fp32", "bf16", "fp16", "fp8", "int8"}
+# The formats and precisions a row may state are the ones the engine's schemas accept.
+WEIGHT_FORMATS = frozenset(get_args(WeightFormat))
+COMPUTE_PRECISIONS = frozenset(get_args(Precision))
+KV_FORMATS = frozenset(get_args(KvFormat))
 # Serving rows that state no request shape: the engine's defaults (ServingSpec).
 DEFAULT_PROMPT, DEFAULT_OUTPUT = 512, 256
 # Training rows that state no sequence length: 2048 tokens, or the model's context if shorter.

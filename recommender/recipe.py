@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 __all__ = [
     "AttentionKernel",
     "Checkpointing",
+    "KvFormat",
     "LoRA",
     "Optimizer",
     "ServingRuntime",

@@ -7,7 +7,6 @@ then through the aliases the file's header names (ids that leave a detail open).
 from __future__ import annotations
 
 import csv
-import statistics
 import sys
 from pathlib import Path
 
@@ -16,8 +15,9 @@ import pytest
 from recommender.catalog import Accelerator, AcceleratorNames, Catalog, load_catalog
 from recommender.catalog.schema import AcceleratorFile
 from recommender.catalog.yamlfile import load_document
-from recommender.scoring.achievable import measured
 from recommender.scoring.calibration import DATASHEET_TRIAD_SHARE, GDDR_TRIAD_SHARE
+
+from ..triad_shares import median_triad_share
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 DATA = BENCHMARKS / "data"
@@ -118,13 +118,9 @@ def test_gddr_share_is_the_median_measured_gddr_triad_share(
         if a.memory_type == "gddr"
     }
     datasheet["L40"] = L40_DATASHEET_GBS
-    shares = [
-        m.memory_bandwidth_gbs / datasheet[acc_id]
-        for acc_id, m in measured().items()
-        if m.memory_bandwidth_gbs is not None and acc_id in datasheet
-    ]
-    assert len(shares) >= 2
-    assert statistics.median(shares) == pytest.approx(GDDR_TRIAD_SHARE, abs=5e-4)
+    share, boards = median_triad_share(datasheet)
+    assert boards >= 2
+    assert share == pytest.approx(GDDR_TRIAD_SHARE, abs=5e-4)
     assert GDDR_TRIAD_SHARE > DATASHEET_TRIAD_SHARE
 
 

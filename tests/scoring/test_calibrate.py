@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
-
 import pytest
 
 from recommender.catalog import Catalog
@@ -17,6 +15,7 @@ from recommender.scoring.calibration import (
 )
 from recommender.scoring.hardware import capabilities
 
+from ..triad_shares import median_triad_share
 from .conftest import make
 
 
@@ -73,14 +72,10 @@ def test_fitted_constants_stay_inside_their_physical_limits() -> None:
 def test_datasheet_share_is_the_median_measured_triad_share(catalog: Catalog) -> None:
     """DATASHEET_TRIAD_SHARE is what achievable.yaml's triads say, not a free factor: the
     median of triad / datasheet over the chips the catalog carries."""
-    shares = [
-        m.memory_bandwidth_gbs / catalog.accelerator(acc_id).memory_bandwidth_gbs
-        for acc_id, m in measured().items()
-        if m.memory_bandwidth_gbs is not None
-        and acc_id in {a.id for a in catalog.accelerators if a.memory_type == "hbm"}
-    ]
-    assert len(shares) >= 5
-    assert statistics.median(shares) == pytest.approx(DATASHEET_TRIAD_SHARE, abs=5e-4)
+    hbm = {a.id: a.memory_bandwidth_gbs for a in catalog.accelerators if a.memory_type == "hbm"}
+    share, chips = median_triad_share(hbm)
+    assert chips >= 5
+    assert share == pytest.approx(DATASHEET_TRIAD_SHARE, abs=5e-4)
 
 
 def test_a_gddr_board_without_a_triad_reaches_the_gddr_share(catalog: Catalog) -> None:

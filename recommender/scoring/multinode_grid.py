@@ -114,6 +114,14 @@ class Grid:
         return Grid(*(getattr(self, f)[keep] for f in self.__dataclass_fields__))
 
 
+def _divides(d: FloatArray, x: FloatArray | float) -> npt.NDArray[np.bool_]:
+    """Whether ``d`` divides ``x`` (whole numbers held as floats): the quotient is whole. A
+    rounded quotient of two whole numbers below 2**26 is whole only when the division is exact,
+    and it costs a ninth of ``np.mod`` on floats."""
+    q = x / d
+    return np.asarray(q == np.floor(q))
+
+
 def _ring_nodes(cp: FloatArray, per_node: FloatArray) -> FloatArray:
     return np.asarray(cp / np.minimum(cp, per_node))
 
@@ -121,24 +129,33 @@ def _ring_nodes(cp: FloatArray, per_node: FloatArray) -> FloatArray:
 def layout_grid(
     w: Workload, s: Shape, hw: ClusterHardware, nodes: FloatArray
 ) -> tuple[Grid, tuple[int, int, int]]:
-    """The valid (layout, configuration, node count) cells, flattened, and the full shape."""
+    """The valid (layout, configuration, node count) cells, flattened in C order, and the full
+    shape. The tests that need one pair of dimensions are applied on that pair first, so the
+    tests that need all three run only on the cells both pairs leave (a few thousand of tens of
+    thousands; ``benchmarks/bench_recommend.py`` times the search this is part of)."""
     lay = _layouts(w, s)
     shape = (len(lay), len(hw.acc), len(nodes))
-    tp, pp, cp = (lay[:, i].reshape(-1, 1, 1) for i in (0, 1, 6))
-    gpus, n = hw.gpus.reshape(1, -1, 1), nodes.reshape(1, 1, -1)
-    valid = (tp <= gpus) & (np.mod(gpus, tp) == 0) & (pp <= n) & (np.mod(n, pp) == 0)
-    valid = valid & (pp <= max(s.layers, 1.0))
-    # A ring fills its node's non-tensor-parallel ranks before it spans nodes.
-    per_node = np.maximum(gpus / tp, 1.0)
-    cp_in = np.minimum(cp, per_node)
-    valid &= (np.mod(per_node, cp_in) == 0) & (np.mod(cp, cp_in) == 0)
-    valid &= np.mod(n / pp, _ring_nodes(cp, per_node)) == 0
-    group = per_node * (n / pp)
+    tp, pp, cp, ep = (lay[:, i] for i in (0, 1, 6, 5))
+    # (layout, configuration): tensor-parallel ranks share a node, and a context-parallel
+    # ring fills its node's non-tensor-parallel ranks before it spans nodes.
+    gpus = hw.gpus.reshape(1, -1)
+    per_node_lc = np.maximum(gpus / tp[:, None], 1.0)
+    cp_in_lc = np.minimum(cp[:, None], per_node_lc)
+    fits_node = (tp[:, None] <= gpus) & _divides(tp[:, None], gpus)
+    fits_node &= _divides(cp_in_lc, per_node_lc) & _divides(cp_in_lc, cp[:, None])
+    # (layout, node count): pipeline stages split the nodes, at most one per layer.
+    n = nodes.reshape(1, -1)
+    splits = (pp[:, None] <= n) & _divides(pp[:, None], n)
+    splits &= (pp <= max(s.layers, 1.0))[:, None]
+    li, ci, ki = np.nonzero(fits_node[:, :, None] & splits[:, None, :])
+    # (layout, configuration, node count), on the cells left.
+    per_node, g_n, g_pp, g_cp = per_node_lc[li, ci], nodes[ki], pp[li], cp[li]
+    keep = _divides(_ring_nodes(g_cp, per_node), g_n / g_pp)
+    group = per_node * (g_n / g_pp)
     if w.training.global_batch:  # the replicas split the global batch evenly
-        valid &= np.mod(w.training.global_batch, group / cp) == 0
-    ep = lay[:, 5].reshape(-1, 1, 1)
-    valid &= np.mod(group, ep) == 0
-    li, ci, ki = np.nonzero(valid)
+        keep &= _divides(group / g_cp, float(w.training.global_batch))
+    keep &= _divides(ep[li], group)
+    li, ci, ki = li[keep], ci[keep], ki[keep]
     g_tp, g_pp, g_cp, g_gpus, g_n = lay[li, 0], lay[li, 1], lay[li, 6], hw.gpus[ci], nodes[ki]
     dp_in = np.maximum(g_gpus / g_tp, 1.0)
     dp_out = np.maximum(g_n / g_pp, 1.0)

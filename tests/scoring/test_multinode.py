@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,10 @@ from pydantic import ValidationError
 
 from recommender import InvalidOptionError, load_workload, predict, recommend
 from recommender.catalog import Catalog
+from recommender.scoring import multinode, multinode_grid
 from recommender.scoring.clusters import network_columns, node_counts, resilience_overhead
+from recommender.scoring.multinode_grid import ClusterHardware, Grid
+from recommender.scoring.shape import Shape
 from recommender.workload import Workload
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -259,3 +263,60 @@ def test_a_static_batch_across_nodes_decodes_to_its_cap(catalog: Catalog) -> Non
     )
     assert same.tokens_per_s and capped.tokens_per_s
     assert capped.tokens_per_s < 0.9 * same.tokens_per_s
+
+
+def _dense_layout_cells(
+    w: Workload, s: Shape, hw: ClusterHardware, nodes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The layout rules evaluated on the whole (layout, configuration, node count) grid with
+    ``np.mod``: the reference ``layout_grid``'s staged, quotient-based tests must match."""
+    lay = multinode_grid._layouts(w, s)
+    tp, pp, cp = (lay[:, i].reshape(-1, 1, 1) for i in (0, 1, 6))
+    gpus, n = hw.gpus.reshape(1, -1, 1), nodes.reshape(1, 1, -1)
+    valid = (tp <= gpus) & (np.mod(gpus, tp) == 0) & (pp <= n) & (np.mod(n, pp) == 0)
+    valid &= pp <= max(s.layers, 1.0)
+    per_node = np.maximum(gpus / tp, 1.0)
+    cp_in = np.minimum(cp, per_node)
+    valid &= (np.mod(per_node, cp_in) == 0) & (np.mod(cp, cp_in) == 0)
+    valid &= np.mod(n / pp, cp / np.minimum(cp, per_node)) == 0
+    group = per_node * (n / pp)
+    if w.training.global_batch:
+        valid &= np.mod(w.training.global_batch, group / cp) == 0
+    valid &= np.mod(group, lay[:, 5].reshape(-1, 1, 1)) == 0
+    li, ci, ki = np.nonzero(valid)
+    return li, ci, ki
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [
+        pytest.param(lambda: load_workload(EXAMPLES / "llm-pretrain-multinode.yaml"), id="70b"),
+        pytest.param(
+            lambda: _pretrain(model={"sequence_length": 65536}, training={"global_batch": 64}),
+            id="context",
+        ),
+        pytest.param(lambda: _pretrain(training={"global_batch": 96}), id="batch-96"),
+        pytest.param(lambda: _pretrain(model={"name": "mixtral-8x7b"}, training={}), id="experts"),
+    ],
+)
+def test_the_layout_grid_keeps_exactly_the_cells_the_rules_allow(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, workload: Callable[[], Workload]
+) -> None:
+    seen: list[tuple[Workload, Shape, ClusterHardware, np.ndarray]] = []
+
+    def capture(
+        w: Workload, s: Shape, hw: ClusterHardware, nodes: np.ndarray
+    ) -> tuple[Grid, tuple[int, int, int]]:
+        seen.append((w, s, hw, nodes))
+        return multinode_grid.layout_grid(w, s, hw, nodes)
+
+    monkeypatch.setattr(multinode, "layout_grid", capture)
+    recommend(workload(), catalog=catalog, top=3)
+    assert seen, "the planner searched no node counts"
+    for w, s, hw, nodes in seen:
+        g, shape = multinode_grid.layout_grid(w, s, hw, nodes)
+        li, ci, ki = _dense_layout_cells(w, s, hw, nodes)
+        assert len(li) > 0
+        np.testing.assert_array_equal(g.cell, np.ravel_multi_index((li, ci, ki), shape))
+        np.testing.assert_array_equal(g.gpus, hw.gpus[ci])
+        np.testing.assert_array_equal(g.nodes, nodes[ki])

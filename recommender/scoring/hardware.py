@@ -149,9 +149,11 @@ def allreduce_step_latency_s(acc: Accelerator) -> float:
 
 
 def sustained_clock_share(acc: Accelerator) -> float:
-    """Share of its datasheet FP32 rate a power-capped board sustains: its watts per FP32
-    TFLOP/s against those of the full-power board of the same die (``full_power_dies`` in
-    achievable.yaml), to the 1/3 power. 1 for full-power boards and dies with no reference."""
+    """Share of its datasheet boost clock, so of its datasheet compute rates, a power-capped
+    board sustains under a dense load: its watts per FP32 TFLOP/s (the clock-bound rate every
+    board of a die states alike) against those of the full-power board of the same die
+    (``full_power_dies`` in achievable.yaml), to the 1/3 power. 1 for full-power boards and
+    dies with no reference."""
     ref = full_power_dies().get(acc.chip or "")
     if ref is None or acc.tdp_w is None or not acc.peak_tflops.fp32:
         return 1.0
@@ -161,16 +163,18 @@ def sustained_clock_share(acc: Accelerator) -> float:
 
 def _flops(acc: Accelerator, p: Precision, cal: Calibration) -> float:
     """Achievable FLOP/s: the measured matmul rate x the share a model's GEMMs reach of it,
-    else the datasheet peak x the fitted efficiency of its class (for FP32 on the CUDA
-    cores, x the clock a power-capped board sustains)."""
+    else the datasheet peak x the fitted efficiency of its class x the clock a power-capped
+    board sustains (``sustained_clock_share``: its CUDA cores and its tensor cores run on the
+    one clock, and a dense tensor-core load draws at least the power per clock an FP32 one
+    does, so the FP32-derived share is the least a tensor load loses). A measured rate
+    already carries its board's clock."""
     m = measured().get(acc.id)
     rate = m.matmul(p) if m is not None and p != "fp32" else None
     if rate is not None:
         return rate * 1e12 * cal.compute.get(MEASURED_KEY, MEASURED_SHARE)
     used = p if acc.peak_tflops.get(p) else "fp32"
     peak = float(acc.peak_tflops.get(used) or acc.peak_tflops.fp32)
-    clock = sustained_clock_share(acc) if used == "fp32" else 1.0
-    return peak * 1e12 * cal.compute_efficiency(acc, p) * clock
+    return peak * 1e12 * cal.compute_efficiency(acc, p) * sustained_clock_share(acc)
 
 
 def achievable_bandwidth(acc: Accelerator, cal: Calibration) -> float:

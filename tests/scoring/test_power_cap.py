@@ -1,4 +1,4 @@
-"""hardware.sustained_clock_share: a power-capped board of a die sustains less FP32 than its
+"""hardware.sustained_clock_share: a power-capped board of a die sustains less compute than its
 datasheet, by the cube root of its power share against the die's full-power board."""
 
 from __future__ import annotations
@@ -30,15 +30,22 @@ def test_full_power_boards_and_dies_without_a_reference_keep_their_clock(
     )
 
 
-def test_only_fp32_on_the_cuda_cores_is_capped(catalog: Catalog) -> None:
-    """Tensor-core rates keep their fitted efficiency: the capped share applies to FP32."""
+def test_a_capped_board_loses_the_same_clock_on_its_cuda_and_tensor_cores(
+    catalog: Catalog,
+) -> None:
+    """The clock the cap leaves is the chip's, so FP32 and tensor-core rates both carry it;
+    a board the rule does not cap keeps its datasheet rates."""
     cal = prior_calibration()
-    l4 = catalog.accelerator("L4")
+    l4, t4 = catalog.accelerator("L4"), catalog.accelerator("T4")
+    clock = sustained_clock_share(l4)
+    assert clock < 0.75
     fp32 = capabilities([l4], "fp32", cal).flops[0]
     bf16 = capabilities([l4], "bf16", cal).flops[0]
-    clock = sustained_clock_share(l4)
     assert fp32 == pytest.approx(30.3e12 * cal.compute_efficiency(l4, "fp32") * clock)
-    assert bf16 == pytest.approx(121e12 * cal.compute_efficiency(l4, "bf16"))
+    assert bf16 == pytest.approx(121e12 * cal.compute_efficiency(l4, "bf16") * clock)
+    assert sustained_clock_share(t4) == 1.0
+    fp16 = capabilities([t4], "fp16", cal).flops[0]
+    assert fp16 == pytest.approx(t4.peak_tflops.fp16 * 1e12 * cal.compute_efficiency(t4, "fp16"))
 
 
 def test_every_reference_die_is_one_the_catalog_sells(catalog: Catalog) -> None:

@@ -247,7 +247,7 @@ def _step(
         offload=np.zeros(g.tp.shape),
         micro_batch=mb,
         accumulation=m,
-        ring=_context_ring(caps, g, inter),
+        ring=_context_ring(caps, g, inter) if np.any(g.cp > 1) else None,
     )
     t = step_time(w, s, state, cells, cal, el)
     useful = (t.busy_s + t.issue_s + t.optimizer_s) / g.pp

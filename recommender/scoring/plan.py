@@ -292,7 +292,8 @@ def plan_batched(
         caps, costed, w, cells.tp, cells.group, cells.stage, cells.ckpt, cells.offload,
         cells.fused, cells.mb, cells.accumulation,
     )  # fmt: skip
-    c = replace(c, ring=in_node_ring(caps, acc, cells.cp))
+    if np.any(cells.cp > 1):  # a context-parallel ring's sends; none without one
+        c = replace(c, ring=in_node_ring(caps, acc, cells.cp))
     t = step_time(w, s, state, c, cal, el)
     samples = np.maximum(cells.mb, 1.0) * cells.accumulation * cells.dp
     throughput = samples / t.total_s

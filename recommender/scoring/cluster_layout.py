@@ -13,7 +13,14 @@ from recommender.catalog.offers import OffersTable
 from recommender.scoring.cluster_network import NetworkColumns
 from recommender.scoring.multinode import ClusterHardware
 
-__all__ = ["Cluster", "cluster_configs", "empty_cluster", "node_counts", "put"]
+__all__ = [
+    "Cluster",
+    "cluster_configs",
+    "distinct_configurations",
+    "empty_cluster",
+    "node_counts",
+    "put",
+]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -66,14 +73,30 @@ def node_counts(max_nodes: int) -> FloatArray:
 def cluster_configs(
     t: OffersTable, rows: IntArray, net: NetworkColumns
 ) -> tuple[ClusterHardware, IntArray]:
-    keys = np.stack(
-        [t.acc[rows].astype(np.float64), t.gpus[rows].astype(np.float64), net.bytes_per_s]
+    """The distinct (accelerator, GPUs per node, network) configurations of ``rows`` and each
+    row's configuration."""
+    acc, gpus, network, inverse = distinct_configurations(
+        t.acc[rows].astype(np.float64),
+        t.gpus[rows].astype(np.float64),
+        np.asarray(net.bytes_per_s, dtype=np.float64),
     )
-    unique, inverse = np.unique(keys, axis=1, return_inverse=True)
-    hw = ClusterHardware(
-        acc=unique[0].astype(np.int32), gpus=unique[1], network_bytes_per_s=unique[2]
-    )
-    return hw, inverse.reshape(-1).astype(np.int64)
+    hw = ClusterHardware(acc=acc.astype(np.int32), gpus=gpus, network_bytes_per_s=network)
+    return hw, inverse
+
+
+def distinct_configurations(
+    acc: FloatArray, gpus: FloatArray, network: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, IntArray]:
+    """The distinct (acc, gpus, network) triples in lexicographic order and the index of each
+    input's triple among them: what ``np.unique`` over the stacked keys with ``axis=1`` and
+    ``return_inverse`` gives, from one ``lexsort`` instead of its structured-array sort."""
+    order = np.lexsort((network, gpus, acc))
+    a, g, n = acc[order], gpus[order], network[order]
+    first = np.ones(len(order), dtype=np.bool_)
+    first[1:] = (a[1:] != a[:-1]) | (g[1:] != g[:-1]) | (n[1:] != n[:-1])
+    inverse = np.empty(len(order), dtype=np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return a[first], g[first], n[first], inverse
 
 
 def empty_cluster(t: OffersTable, notes: list[str]) -> Cluster:

@@ -47,6 +47,8 @@ def state_with_experts(
     share = s.expert_parameters / max(s.parameters, 1.0) if s.experts > 1 else 0.0
     none = np.zeros_like(split)
     dense = state.per_gpu(split, shard_over, stage, none) * (1.0 - share)
+    if share == 0.0:  # a dense model: no expert shard to add
+        return np.asarray(dense)
     experts = state.per_gpu(split * ep, np.maximum(shard_over / ep, 1.0), stage, none) * share
     return np.asarray(dense + experts)
 

@@ -148,20 +148,25 @@ def layout_grid(
     splits = (pp[:, None] <= n) & _divides(pp[:, None], n)
     splits &= (pp <= max(s.layers, 1.0))[:, None]
     li, ci, ki = np.nonzero(fits_node[:, :, None] & splits[:, None, :])
-    # (layout, configuration, node count), on the cells left.
-    per_node, g_n, g_pp, g_cp = per_node_lc[li, ci], nodes[ki], pp[li], cp[li]
-    keep = _divides(_ring_nodes(g_cp, per_node), g_n / g_pp)
-    group = per_node * (g_n / g_pp)
+    # (layout, configuration, node count), on the cells left; a rule whose dimension never
+    # leaves 1 (no context ring, no experts) holds everywhere and is skipped.
+    per_node, stage_nodes = per_node_lc[li, ci], nodes[ki] / pp[li]
+    group = per_node * stage_nodes
+    keep = np.ones(li.shape, dtype=np.bool_)
+    if np.any(cp > 1):
+        keep &= _divides(_ring_nodes(cp[li], per_node), stage_nodes)
     if w.training.global_batch:  # the replicas split the global batch evenly
-        keep &= _divides(group / g_cp, float(w.training.global_batch))
-    keep &= _divides(ep[li], group)
+        keep &= _divides(group / cp[li], float(w.training.global_batch))
+    if np.any(ep > 1):
+        keep &= _divides(ep[li], group)
     li, ci, ki = li[keep], ci[keep], ki[keep]
-    g_tp, g_pp, g_cp, g_gpus, g_n = lay[li, 0], lay[li, 1], lay[li, 6], hw.gpus[ci], nodes[ki]
+    rows, g_gpus, g_n = lay[li], hw.gpus[ci], nodes[ki]
+    g_tp, g_pp = rows[:, 0], rows[:, 1]
     dp_in = np.maximum(g_gpus / g_tp, 1.0)
     dp_out = np.maximum(g_n / g_pp, 1.0)
-    cell = np.ravel_multi_index((li, ci, ki), shape)
+    cell = (li * shape[1] + ci) * shape[2] + ki  # C-order flat index
     g = Grid(
-        cell, hw.acc[ci], g_tp, g_pp, lay[li, 2], lay[li, 3], lay[li, 4], g_gpus,
-        hw.network_bytes_per_s[ci], g_n, dp_in * dp_out, dp_in, dp_out, lay[li, 5], g_cp,
+        cell, hw.acc[ci], g_tp, g_pp, rows[:, 2], rows[:, 3], rows[:, 4], g_gpus,
+        hw.network_bytes_per_s[ci], g_n, dp_in * dp_out, dp_in, dp_out, rows[:, 5], rows[:, 6],
     )  # fmt: skip
     return g, shape

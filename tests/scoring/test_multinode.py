@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from recommender import InvalidOptionError, load_workload, predict, recommend
 from recommender.catalog import Catalog
 from recommender.scoring import multinode, multinode_grid
+from recommender.scoring.cluster_layout import distinct_configurations
 from recommender.scoring.clusters import network_columns, node_counts, resilience_overhead
 from recommender.scoring.multinode_grid import ClusterHardware, Grid
 from recommender.scoring.shape import Shape
@@ -320,3 +321,18 @@ def test_the_layout_grid_keeps_exactly_the_cells_the_rules_allow(
         np.testing.assert_array_equal(g.cell, np.ravel_multi_index((li, ci, ki), shape))
         np.testing.assert_array_equal(g.gpus, hw.gpus[ci])
         np.testing.assert_array_equal(g.nodes, nodes[ki])
+
+
+def test_distinct_configurations_are_what_np_unique_gives() -> None:
+    """The node search's configurations: the same order and inverse as ``np.unique`` over the
+    stacked keys, ties and repeats included."""
+    rng = np.random.default_rng(7)
+    acc = rng.integers(0, 5, 400).astype(np.float64)
+    gpus = rng.choice([1.0, 4.0, 8.0], 400)
+    network = rng.choice([25e9, 50e9, 100e9, 400e9], 400)
+    a, g, n, inverse = distinct_configurations(acc, gpus, network)
+    unique, expected = np.unique(np.stack([acc, gpus, network]), axis=1, return_inverse=True)
+    np.testing.assert_array_equal(np.stack([a, g, n]), unique)
+    np.testing.assert_array_equal(inverse, expected.reshape(-1))
+    empty = distinct_configurations(np.zeros(0), np.zeros(0), np.zeros(0))
+    assert all(len(x) == 0 for x in empty)

@@ -10,8 +10,10 @@ import pytest
 
 from recommender import predict, recommend
 from recommender.catalog import Catalog
+from recommender.scoring.calibration import default_calibration
 from recommender.scoring.queueing import poisson_quantile
 from recommender.scoring.serving import request_timing
+from recommender.scoring.serving_step import VLLM_V0_STEP_S, engine_step_s
 from recommender.workload import Workload
 
 
@@ -182,9 +184,6 @@ def test_vllms_v0_engine_pays_its_host_loop_between_decode_steps(catalog: Catalo
     steps (``VLLM_V0_STEP_S``, vllm-project/vllm#6854) where a V1 engine's captured step takes
     the calibration's 1 ms: one transcript at a time, each of its steps is 3 ms longer, and
     the plan names the 4 ms. Other runtimes, and an eager V0 loop, keep the calibration's."""
-    from recommender.scoring.calibration import default_calibration
-    from recommender.scoring.serving_step import VLLM_V0_STEP_S, engine_step_s
-
     request = {"prompt_tokens": 4, "output_tokens": 75}
     v1 = _serve("whisper-large-v3", precision="fp16", batch_size=1, inference=request)
     v0 = _serve(
@@ -229,7 +228,6 @@ def test_a_tensor_parallel_prefill_all_reduces_the_whole_prompt() -> None:
     import numpy as np
 
     from recommender.scoring import serving_step
-    from recommender.scoring.calibration import default_calibration
     from recommender.scoring.shape import shape_of
     from recommender.scoring.step_time import (
         ALLREDUCE_STEP_LATENCY_NVLINK_S,
@@ -627,7 +625,6 @@ def test_a_serving_engine_pays_host_time_for_every_sequence_it_decodes(
     sequence (scheduling, sampling, output processing), so each iteration grows by
     ``serving_sequence_s`` a sequence: 64 sequences at 50 us add 3.2 ms to the TPOT. A plain
     Hugging Face generate loop (eager static batches) handles the batch as tensors."""
-    from recommender.scoring.calibration import default_calibration
 
     def serve(execution: str, engine: str) -> Workload:
         static = {"max_batch": 64} if engine == "static" else {}

@@ -272,6 +272,10 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
             **({"kv_cache": r["kv_precision"]} if r["kv_precision"] in KV_FORMATS else {}),
             **({"tensor_parallel": tp} if tp else {}),
             **({"pipeline_parallel": stages} if stages > 1 else {}),
+            # the engine's own cap on sequences per copy and share of memory, where its
+            # configuration states them (MLPerf's vLLM submissions: normalise_rules.py)
+            **({"max_batch": _int(r["max_batch"])} if r["max_batch"] else {}),
+            **({"memory_utilization": float(share)} if (share := r["memory_utilization"]) else {}),
             # a static batch is the engine's batch per copy (its cap), not a load test's
             # clients; it decodes up to the generation cap
             **({"engine": "static", "max_batch": batch} if static and batch else {}),

@@ -54,6 +54,8 @@ COLUMNS = [
     "output_tokens",
     "max_output_tokens",
     "batching",
+    "max_batch",
+    "memory_utilization",
     "accelerator",
     "gpus",
     "nodes",
@@ -245,9 +247,12 @@ def batches(family: str, row: Row, gpus: int) -> tuple[str, str]:
 def parallelism(family: str, row: Row, gpus: int) -> tuple[str, str]:
     """(tensor, pipeline) degrees as the task states them; one GPU is 1/1; data-parallel-only
     harnesses (DLE, NeuSight, timm, FSDP without TP) are 1/1; TGI's GPU count is its TP degree
-    (dev2 README)."""
+    (dev2 README), and so is that of a group whose GPUs serve one copy
+    (``ONE_COPY_GROUPS``)."""
     task = row["task"]
     tp = _find(r"\bTP[ =]?(\d+)", task) or _find(r"tensor parallel(?: over)? (\d+)", task)
+    if not tp and row.get("group") in rules.ONE_COPY_GROUPS:
+        tp = str(gpus)
     pp = _find(r"\bPP[ =]?(\d+)", task) or _find(r"pipeline parallel (\d+)", task)
     if family == "tgi-sagemaker":
         tp = str(gpus)
@@ -376,6 +381,27 @@ def static_batching(family: str, model: str, accelerator: str) -> Row:
     return {"batch": str(batch), "batching": "static", "max_output_tokens": cap}
 
 
+def vllm_run(family: str, model: str, row: Row) -> Row:
+    """The engine settings of an MLPerf submission that ran AMD's vLLM harness, read from its
+    code (``MLPERF_VLLM_RUNS``): tensor parallelism (pipeline 1), the cap on sequences one
+    copy decodes at once and the share of memory the engine takes; else nothing."""
+    location = _find(r"Location (closed/[^)]+)\)", row["source"])
+    parts = location.split("/") if family == "mlperf-inference-v5.1" else []
+    if model != "llama-2-70b" or len(parts) != 6:
+        return {}
+    _, submitter, _, system, _, scenario = parts
+    run = rules.MLPERF_VLLM_RUNS.get((submitter, system, scenario))
+    if run is None:
+        return {}
+    tp, max_batch, memory = run
+    return {
+        "tensor_parallel": str(tp),
+        "pipeline_parallel": "1",
+        "max_batch": str(max_batch),
+        "memory_utilization": f"{memory:g}",
+    }
+
+
 def image_size(family: str, model: str) -> str:
     """Pixels a side of the images a row's harness feeds its model where that is not the
     registry entry's resolution (``DLE_IMAGE_SIZE``), else blank."""
@@ -451,6 +477,8 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
         **request_shape(family, model, row),
         "max_output_tokens": "",
         "batching": "",
+        "max_batch": "",
+        "memory_utilization": "",
         "accelerator": accelerator,
         "gpus": str(gpus),
         "nodes": str(nodes),
@@ -467,6 +495,7 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
     }
     norm.update(static_batching(family, model, accelerator) if not reference else {})
     norm.update(reference)  # what a reference implementation really ran
+    norm.update(vllm_run(family, model, row))
     if family == "torchtitan" and work == "training" and not norm["seq_len"]:
         norm["seq_len"] = str(rules.TORCHTITAN_SEQ_LEN)
     if family == "nvidia-dle" and work == "training" and not norm["batch"]:

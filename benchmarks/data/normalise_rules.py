@@ -27,9 +27,11 @@ __all__ = [
     "MLPERF_MAX_OUTPUT_TOKENS",
     "MLPERF_STATIC_BATCHES",
     "MLPERF_TOKEN_RESULTS",
+    "MLPERF_VLLM_RUNS",
     "MLPERF_W4A8_FORMATS",
     "MODEL_RULES",
     "NO_NVLINK",
+    "ONE_COPY_GROUPS",
     "PRECISIONS",
     "PRECISION_RULES",
     "SCOPES",
@@ -106,6 +108,15 @@ DLE_CONVNET_BATCH: dict[tuple[str, str, str], int] = {
     ("resnet-50", "DGX1V-32G", "fp16"): 256,
     ("resnet-50", "DGX1V-32G", "fp32"): 112,
 }
+
+# Groups whose source says every GPU of the row serves one copy of the model, so its tensor-
+# parallel degree is the row's GPU count (vLLM on one node splits a copy tensor-parallel,
+# ``--tensor-parallel-size``; pipeline stages are opt-in and none is stated). OCI's Llama 3.1
+# 405B post, for both of its tables: "We tested the performance of a single instance of the
+# Llama 3.1 405B FP8 model on a single OCI bare metal instance. All eight GPUs were assigned
+# for serving the numbers reported below" (blogs.oracle.com/cloud-infrastructure/serving-
+# llama-31-405b-model-with-amd-mi300x-gpus, 2024-10-10, before "LLM serving performance").
+ONE_COPY_GROUPS = frozenset({"oci-blog-mi300x-llama405b"})
 
 # torchtitan's Llama 3 training presets set ``seq_len = 8192`` (pytorch/torchtitan
 # train_configs/llama3_8b.toml @0011fb90 and llama3_405b.toml @057f64d5, ``[training]``); its
@@ -238,6 +249,40 @@ MLPERF_STATIC_BATCHES: dict[str, dict[str, int]] = {
     },
 }
 MLPERF_MAX_OUTPUT_TOKENS = {"whisper-large-v3": "150"}
+
+# How AMD's MLPerf v5.1 harness ran Llama 2 70B with vLLM, per submitted system and scenario:
+# ``vllm_engine_config`` of the harness's model file, (``tensor_parallel_size``,
+# ``max_num_seqs``, ``gpu_memory_utilization``), read in each submitter's own copy of the
+# code (mlcommons/inference_results_v5.1@965182b0, the commit the rows cite, read in its
+# mirror ntuhpc/inference_results_v5.1: closed/<submitter>/code/llama2-70b-99.9/harness_llm/
+# models/llama2-70b/<scenario>_<mi300x|mi325x>.yaml). Every system runs one model copy per
+# GPU (TP 1, eight per node: ``device_count: 8``); the KV cache keeps the default
+# ``kv_cache_dtype`` (16-bit), which the rows already leave unstated. Submitters whose
+# results carry no such code (ASUSTeK, MangoBoost, Dell_MangoBoost) are left as they were.
+MLPERF_VLLM_RUNS: dict[tuple[str, str, str], tuple[int, int, float]] = {
+    ("AMD", "8xMI300X_2xEPYC_9575F", "Interactive"): (1, 600, 1.0),
+    ("AMD", "8xMI300X_2xEPYC_9575F", "Offline"): (1, 1792, 0.98),
+    ("AMD", "8xMI300X_2xEPYC_9575F", "Server"): (1, 650, 1.0),
+    ("AMD", "8xMI325X_2xEPYC_9575F_1", "Offline"): (1, 2700, 0.98),
+    ("AMD", "8xMI325X_2xEPYC_9575F_1", "Server"): (1, 1024, 1.0),
+    ("AMD", "8xMI325X_2xEPYC_9575F_2", "Interactive"): (1, 3840, 1.0),
+    ("AMD", "8xMI325X_2xEPYC_9575F_2", "Offline"): (1, 2700, 0.98),
+    ("Dell", "XE9680_MI300X_192GBx8", "Interactive"): (1, 600, 1.0),
+    ("Dell", "XE9680_MI300X_192GBx8", "Offline"): (1, 1792, 0.98),
+    ("Dell", "XE9680_MI300X_192GBx8", "Server"): (1, 650, 1.0),
+    ("GigaComputing", "8xMI325X_2xEPYC_9575F", "Interactive"): (1, 3840, 1.0),
+    ("GigaComputing", "8xMI325X_2xEPYC_9575F", "Offline"): (1, 2700, 0.97),
+    ("GigaComputing", "8xMI325X_2xEPYC_9575F", "Server"): (1, 1024, 1.0),
+    ("MiTAC", "8xMI325X_2xEPYC_9755", "Interactive"): (1, 3840, 1.0),
+    ("MiTAC", "8xMI325X_2xEPYC_9755", "Offline"): (1, 2700, 0.98),
+    ("MiTAC", "8xMI325X_2xEPYC_9755", "Server"): (1, 1024, 1.0),
+    ("Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Interactive"): (1, 3840, 1.0),
+    ("Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Offline"): (1, 2700, 0.98),
+    ("Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Server"): (1, 1024, 1.0),
+    ("Vultr", "8xMI325X_2xEPYC_9554", "Interactive"): (1, 3840, 1.0),
+    ("Vultr", "8xMI325X_2xEPYC_9554", "Offline"): (1, 2700, 0.97),
+    ("Vultr", "8xMI325X_2xEPYC_9554", "Server"): (1, 1024, 1.0),
+}
 
 # MLPerf Inference benchmarks whose Offline result counts generated tokens although the results
 # summary labels it samples/s: the submission checker reads ``result_tokens_per_second`` for

@@ -106,6 +106,32 @@ def test_rows_say_how_their_source_ran_them(
     assert dle_recipes == {("auto", "auto")}
 
 
+def test_an_engines_stated_settings_reach_the_serving_spec(
+    loaded: tuple[list[object], Counter[str], object],
+) -> None:
+    """A row that states its engine's cap on sequences per copy and its share of memory (AMD's
+    vLLM harness in MLPerf) pins them, with its tensor parallelism, in ``inference``; a row that
+    states none keeps the engine's defaults (256 sequences, vLLM's 0.9)."""
+    rows, _, _ = loaded
+    amd = [
+        r.observation.workload
+        for r in rows
+        if r.key.startswith("mlperf-inference-v5.1/llama2-70b-99/Interactive")
+        and r.observation.accelerator == "MI300X"
+    ]
+    assert amd and {
+        (w.inference.tensor_parallel, w.inference.max_batch, w.inference.memory_utilization)
+        for w in amd
+        if w.inference is not None
+    } == {(1, 600, 1.0)}
+    oci = [r.observation.workload for r in rows if r.source == "oci-blog"]
+    assert oci and {
+        (w.inference.tensor_parallel, w.inference.max_batch, w.inference.memory_utilization)
+        for w in oci
+        if w.inference is not None
+    } == {(8, 256, None)}
+
+
 def test_whisper_tokens_become_transcripts_by_the_datasets_length(
     loaded: tuple[list[object], Counter[str], object],
 ) -> None:

@@ -293,3 +293,45 @@ def test_only_rows_whose_harness_changes_the_image_size_state_one(rows: list) ->
     assert {r["workload"] for r in b4} == {"training", "inference"} and b4 == [
         r for r in b4 if r in sized
     ]
+
+
+def test_a_copy_served_by_every_gpu_is_tensor_parallel_over_them(
+    normalise: ModuleType, rows: list
+) -> None:
+    """OCI serves one copy of Llama 3.1 405B over all eight MI300X GPUs for both of its tables
+    (``ONE_COPY_GROUPS``), so every one of its rows is TP 8, PP 1, the throughput table's two
+    rows, whose task text does not repeat it, included; a task that states its degree keeps it."""
+    oci = [r for r in rows if r["group"] == "oci-blog-mi300x-llama405b"]
+    assert len(oci) == 11
+    assert {(r["gpus"], r["tensor_parallel"], r["pipeline_parallel"]) for r in oci} == {
+        ("8", "8", "1")
+    }
+    stated = {"task": "vLLM, TP 4", "group": "oci-blog-mi300x-llama405b"}
+    assert normalise.parallelism("oci-blog", stated, 8) == ("4", "")
+
+
+def test_mlperf_vllm_rows_state_the_engine_settings_their_harness_ran(
+    normalise: ModuleType, rows: list
+) -> None:
+    """Llama 2 70B rows of systems that ran AMD's vLLM harness carry its model file's settings
+    (``MLPERF_VLLM_RUNS``): one copy per GPU, ``max_num_seqs`` and ``gpu_memory_utilization``
+    per scenario; a submitter whose results hold no such code, and every other row, state
+    none."""
+    stated = [r for r in rows if r["max_batch"]]
+    assert len(stated) == len(normalise.rules.MLPERF_VLLM_RUNS) == 22
+    assert {(r["engine"], r["model_key"], r["tensor_parallel"]) for r in stated} == {
+        ("vllm", "llama-2-70b", "1")
+    }
+    amd_mi300x = {
+        r["measure"]: (r["max_batch"], r["memory_utilization"])
+        for r in stated
+        if "closed/AMD/results/8xMI300X_2xEPYC_9575F/" in r["source"]
+    }
+    assert amd_mi300x == {
+        "mlperf_interactive": ("600", "1"),
+        "mlperf_server": ("650", "1"),
+        "mlperf_offline": ("1792", "0.98"),
+    }
+    unstated = [r for r in rows if "closed/MangoBoost/" in r["source"]]
+    assert unstated and not any(r["max_batch"] or r["tensor_parallel"] for r in unstated)
+    assert not any(r["memory_utilization"] for r in rows if not r["max_batch"])

@@ -384,21 +384,23 @@ def static_batching(family: str, model: str, accelerator: str) -> Row:
 def vllm_run(family: str, model: str, row: Row) -> Row:
     """The engine settings of an MLPerf submission that ran AMD's vLLM harness, read from its
     code (``MLPERF_VLLM_RUNS``): tensor parallelism (pipeline 1), the cap on sequences one
-    copy decodes at once and the share of memory the engine takes; else nothing."""
+    copy decodes at once, the share of memory the engine takes and, where the file sets one,
+    the KV cache's format; else nothing."""
     location = _find(r"Location (closed/[^)]+)\)", row["source"])
     parts = location.split("/") if family == "mlperf-inference-v5.1" else []
-    if model != "llama-2-70b" or len(parts) != 6:
+    if len(parts) != 6:
         return {}
     _, submitter, _, system, _, scenario = parts
-    run = rules.MLPERF_VLLM_RUNS.get((submitter, system, scenario))
+    run = rules.MLPERF_VLLM_RUNS.get((model, submitter, system, scenario))
     if run is None:
         return {}
-    tp, max_batch, memory = run
+    tp, max_batch, memory, kv = run
     return {
         "tensor_parallel": str(tp),
         "pipeline_parallel": "1",
         "max_batch": str(max_batch),
         "memory_utilization": f"{memory:g}",
+        **({"kv_precision": kv} if kv else {}),
     }
 
 

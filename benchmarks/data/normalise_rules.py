@@ -250,38 +250,69 @@ MLPERF_STATIC_BATCHES: dict[str, dict[str, int]] = {
 }
 MLPERF_MAX_OUTPUT_TOKENS = {"whisper-large-v3": "150"}
 
-# How AMD's MLPerf v5.1 harness ran Llama 2 70B with vLLM, per submitted system and scenario:
-# ``vllm_engine_config`` of the harness's model file, (``tensor_parallel_size``,
-# ``max_num_seqs``, ``gpu_memory_utilization``), read in each submitter's own copy of the
-# code (mlcommons/inference_results_v5.1@965182b0, the commit the rows cite, read in its
-# mirror ntuhpc/inference_results_v5.1: closed/<submitter>/code/llama2-70b-99.9/harness_llm/
-# models/llama2-70b/<scenario>_<mi300x|mi325x>.yaml). Every system runs one model copy per
-# GPU (TP 1, eight per node: ``device_count: 8``); the KV cache keeps the default
-# ``kv_cache_dtype`` (16-bit), which the rows already leave unstated. Submitters whose
-# results carry no such code (ASUSTeK, MangoBoost, Dell_MangoBoost) are left as they were.
-MLPERF_VLLM_RUNS: dict[tuple[str, str, str], tuple[int, int, float]] = {
-    ("AMD", "8xMI300X_2xEPYC_9575F", "Interactive"): (1, 600, 1.0),
-    ("AMD", "8xMI300X_2xEPYC_9575F", "Offline"): (1, 1792, 0.98),
-    ("AMD", "8xMI300X_2xEPYC_9575F", "Server"): (1, 650, 1.0),
-    ("AMD", "8xMI325X_2xEPYC_9575F_1", "Offline"): (1, 2700, 0.98),
-    ("AMD", "8xMI325X_2xEPYC_9575F_1", "Server"): (1, 1024, 1.0),
-    ("AMD", "8xMI325X_2xEPYC_9575F_2", "Interactive"): (1, 3840, 1.0),
-    ("AMD", "8xMI325X_2xEPYC_9575F_2", "Offline"): (1, 2700, 0.98),
-    ("Dell", "XE9680_MI300X_192GBx8", "Interactive"): (1, 600, 1.0),
-    ("Dell", "XE9680_MI300X_192GBx8", "Offline"): (1, 1792, 0.98),
-    ("Dell", "XE9680_MI300X_192GBx8", "Server"): (1, 650, 1.0),
-    ("GigaComputing", "8xMI325X_2xEPYC_9575F", "Interactive"): (1, 3840, 1.0),
-    ("GigaComputing", "8xMI325X_2xEPYC_9575F", "Offline"): (1, 2700, 0.97),
-    ("GigaComputing", "8xMI325X_2xEPYC_9575F", "Server"): (1, 1024, 1.0),
-    ("MiTAC", "8xMI325X_2xEPYC_9755", "Interactive"): (1, 3840, 1.0),
-    ("MiTAC", "8xMI325X_2xEPYC_9755", "Offline"): (1, 2700, 0.98),
-    ("MiTAC", "8xMI325X_2xEPYC_9755", "Server"): (1, 1024, 1.0),
-    ("Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Interactive"): (1, 3840, 1.0),
-    ("Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Offline"): (1, 2700, 0.98),
-    ("Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Server"): (1, 1024, 1.0),
-    ("Vultr", "8xMI325X_2xEPYC_9554", "Interactive"): (1, 3840, 1.0),
-    ("Vultr", "8xMI325X_2xEPYC_9554", "Offline"): (1, 2700, 0.97),
-    ("Vultr", "8xMI325X_2xEPYC_9554", "Server"): (1, 1024, 1.0),
+# How AMD's MLPerf v5.1 harness ran Llama 2 70B and Mixtral 8x7B with vLLM, per model,
+# submitted system and scenario: ``vllm_engine_config`` of the harness's model file,
+# (``tensor_parallel_size``, ``max_num_seqs``, ``gpu_memory_utilization``, ``kv_cache_dtype``),
+# read in each submitter's own copy of the code (mlcommons/inference_results_v5.1@965182b0, the
+# commit the rows cite, read in its mirror ntuhpc/inference_results_v5.1: closed/<submitter>/
+# code/llama2-70b-99.9/harness_llm/models/llama2-70b/<scenario>_<mi300x|mi325x>.yaml and
+# code/mixtral-8x7b/harness_llm/models/mixtral-8x7b/<scenario>_<chip>.yaml). Every system runs
+# one model copy per GPU (TP 1, eight per node: ``device_count: 8``); Mixtral's files ask for an
+# fp8 KV cache, Llama's set none, so theirs keeps vLLM's default (the model's 16 bits, which the
+# rows already leave unstated: ""). Submitters whose results carry no such code (ASUSTeK,
+# MangoBoost, Dell_MangoBoost) are left as they were.
+MLPERF_VLLM_RUNS: dict[tuple[str, str, str, str], tuple[int, int, float, str]] = {
+    ("llama-2-70b", "AMD", "8xMI300X_2xEPYC_9575F", "Interactive"): (1, 600, 1.0, ""),
+    ("llama-2-70b", "AMD", "8xMI300X_2xEPYC_9575F", "Offline"): (1, 1792, 0.98, ""),
+    ("llama-2-70b", "AMD", "8xMI300X_2xEPYC_9575F", "Server"): (1, 650, 1.0, ""),
+    ("mixtral-8x7b", "AMD", "8xMI300X_2xEPYC_9575F", "Offline"): (1, 5000, 0.97, "fp8"),
+    ("mixtral-8x7b", "AMD", "8xMI300X_2xEPYC_9575F", "Server"): (1, 4096, 0.99, "fp8"),
+    ("llama-2-70b", "AMD", "8xMI325X_2xEPYC_9575F_1", "Offline"): (1, 2700, 0.98, ""),
+    ("llama-2-70b", "AMD", "8xMI325X_2xEPYC_9575F_1", "Server"): (1, 1024, 1.0, ""),
+    ("mixtral-8x7b", "AMD", "8xMI325X_2xEPYC_9575F_1", "Offline"): (1, 4736, 0.96, "fp8"),
+    ("mixtral-8x7b", "AMD", "8xMI325X_2xEPYC_9575F_1", "Server"): (1, 2560, 0.96, "fp8"),
+    ("llama-2-70b", "AMD", "8xMI325X_2xEPYC_9575F_2", "Interactive"): (1, 3840, 1.0, ""),
+    ("llama-2-70b", "AMD", "8xMI325X_2xEPYC_9575F_2", "Offline"): (1, 2700, 0.98, ""),
+    ("llama-2-70b", "Dell", "XE9680_MI300X_192GBx8", "Interactive"): (1, 600, 1.0, ""),
+    ("llama-2-70b", "Dell", "XE9680_MI300X_192GBx8", "Offline"): (1, 1792, 0.98, ""),
+    ("llama-2-70b", "Dell", "XE9680_MI300X_192GBx8", "Server"): (1, 650, 1.0, ""),
+    ("mixtral-8x7b", "Dell", "XE9680_MI300X_192GBx8", "Offline"): (1, 5000, 0.97, "fp8"),
+    ("mixtral-8x7b", "Dell", "XE9680_MI300X_192GBx8", "Server"): (1, 4096, 0.99, "fp8"),
+    ("llama-2-70b", "GigaComputing", "8xMI325X_2xEPYC_9575F", "Interactive"): (1, 3840, 1.0, ""),
+    ("llama-2-70b", "GigaComputing", "8xMI325X_2xEPYC_9575F", "Offline"): (1, 2700, 0.97, ""),
+    ("llama-2-70b", "GigaComputing", "8xMI325X_2xEPYC_9575F", "Server"): (1, 1024, 1.0, ""),
+    ("mixtral-8x7b", "GigaComputing", "8xMI325X_2xEPYC_9575F", "Offline"): (1, 4736, 0.96, "fp8"),
+    ("mixtral-8x7b", "GigaComputing", "8xMI325X_2xEPYC_9575F", "Server"): (1, 2560, 0.96, "fp8"),
+    ("llama-2-70b", "MiTAC", "8xMI325X_2xEPYC_9755", "Interactive"): (1, 3840, 1.0, ""),
+    ("llama-2-70b", "MiTAC", "8xMI325X_2xEPYC_9755", "Offline"): (1, 2700, 0.98, ""),
+    ("llama-2-70b", "MiTAC", "8xMI325X_2xEPYC_9755", "Server"): (1, 1024, 1.0, ""),
+    ("mixtral-8x7b", "MiTAC", "8xMI325X_2xEPYC_9755", "Offline"): (1, 4736, 0.96, "fp8"),
+    ("mixtral-8x7b", "MiTAC", "8xMI325X_2xEPYC_9755", "Server"): (1, 2560, 0.96, "fp8"),
+    ("llama-2-70b", "Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Interactive"): (
+        1,
+        3840,
+        1.0,
+        "",
+    ),
+    ("llama-2-70b", "Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Offline"): (1, 2700, 0.98, ""),
+    ("llama-2-70b", "Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Server"): (1, 1024, 1.0, ""),
+    ("mixtral-8x7b", "Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Offline"): (
+        1,
+        4736,
+        0.96,
+        "fp8",
+    ),
+    ("mixtral-8x7b", "Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Server"): (
+        1,
+        2560,
+        0.96,
+        "fp8",
+    ),
+    ("llama-2-70b", "Vultr", "8xMI325X_2xEPYC_9554", "Interactive"): (1, 3840, 1.0, ""),
+    ("llama-2-70b", "Vultr", "8xMI325X_2xEPYC_9554", "Offline"): (1, 2700, 0.97, ""),
+    ("llama-2-70b", "Vultr", "8xMI325X_2xEPYC_9554", "Server"): (1, 1024, 1.0, ""),
+    ("mixtral-8x7b", "Vultr", "8xMI325X_2xEPYC_9575F", "Offline"): (1, 4736, 0.96, "fp8"),
+    ("mixtral-8x7b", "Vultr", "8xMI325X_2xEPYC_9575F", "Server"): (1, 2560, 0.96, "fp8"),
 }
 
 # MLPerf Inference benchmarks whose Offline result counts generated tokens although the results

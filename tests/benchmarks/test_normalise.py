@@ -313,25 +313,34 @@ def test_a_copy_served_by_every_gpu_is_tensor_parallel_over_them(
 def test_mlperf_vllm_rows_state_the_engine_settings_their_harness_ran(
     normalise: ModuleType, rows: list
 ) -> None:
-    """Llama 2 70B rows of systems that ran AMD's vLLM harness carry its model file's settings
-    (``MLPERF_VLLM_RUNS``): one copy per GPU, ``max_num_seqs`` and ``gpu_memory_utilization``
-    per scenario; a submitter whose results hold no such code, and every other row, state
-    none."""
+    """Llama 2 70B and Mixtral rows of systems that ran AMD's vLLM harness carry its model
+    file's settings (``MLPERF_VLLM_RUNS``): one copy per GPU, ``max_num_seqs`` and
+    ``gpu_memory_utilization`` per scenario, and Mixtral's fp8 KV cache (Llama's file sets
+    none); a submitter whose results hold no such code, and every other row, state none."""
     stated = [r for r in rows if r["max_batch"]]
-    assert len(stated) == len(normalise.rules.MLPERF_VLLM_RUNS) == 22
-    assert {(r["engine"], r["model_key"], r["tensor_parallel"]) for r in stated} == {
-        ("vllm", "llama-2-70b", "1")
+    assert len(stated) == len(normalise.rules.MLPERF_VLLM_RUNS) == 36
+    assert {
+        (r["engine"], r["model_key"], r["tensor_parallel"], r["kv_precision"]) for r in stated
+    } == {
+        ("vllm", "llama-2-70b", "1", "unknown"),
+        ("vllm", "mixtral-8x7b", "1", "fp8"),
     }
     amd_mi300x = {
         r["measure"]: (r["max_batch"], r["memory_utilization"])
         for r in stated
-        if "closed/AMD/results/8xMI300X_2xEPYC_9575F/" in r["source"]
+        if "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2" in r["source"]
     }
     assert amd_mi300x == {
         "mlperf_interactive": ("600", "1"),
         "mlperf_server": ("650", "1"),
         "mlperf_offline": ("1792", "0.98"),
     }
+    mixtral = {
+        r["measure"]: r["max_batch"]
+        for r in stated
+        if "closed/AMD/results/8xMI300X_2xEPYC_9575F/mixtral" in r["source"]
+    }
+    assert mixtral == {"mlperf_offline": "5000", "mlperf_server": "4096"}
     unstated = [r for r in rows if "closed/MangoBoost/" in r["source"]]
     assert unstated and not any(r["max_batch"] or r["tensor_parallel"] for r in unstated)
     assert not any(r["memory_utilization"] for r in rows if not r["max_batch"])

@@ -250,6 +250,9 @@ MLPERF_STATIC_BATCHES: dict[str, dict[str, int]] = {
 }
 MLPERF_MAX_OUTPUT_TOKENS = {"whisper-large-v3": "150"}
 
+# A submitter whose name would overflow the lines of ``MLPERF_VLLM_RUNS``.
+_QCT = "Quanta_Cloud_Technology"
+
 # How AMD's MLPerf v5.1 harness ran Llama 2 70B and Mixtral 8x7B with vLLM, per model,
 # submitted system and scenario: ``vllm_engine_config`` of the harness's model file,
 # (``tensor_parallel_size``, ``max_num_seqs``, ``gpu_memory_utilization``, ``kv_cache_dtype``),
@@ -288,26 +291,11 @@ MLPERF_VLLM_RUNS: dict[tuple[str, str, str, str], tuple[int, int, float, str]] =
     ("llama-2-70b", "MiTAC", "8xMI325X_2xEPYC_9755", "Server"): (1, 1024, 1.0, ""),
     ("mixtral-8x7b", "MiTAC", "8xMI325X_2xEPYC_9755", "Offline"): (1, 4736, 0.96, "fp8"),
     ("mixtral-8x7b", "MiTAC", "8xMI325X_2xEPYC_9755", "Server"): (1, 2560, 0.96, "fp8"),
-    ("llama-2-70b", "Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Interactive"): (
-        1,
-        3840,
-        1.0,
-        "",
-    ),
-    ("llama-2-70b", "Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Offline"): (1, 2700, 0.98, ""),
-    ("llama-2-70b", "Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Server"): (1, 1024, 1.0, ""),
-    ("mixtral-8x7b", "Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Offline"): (
-        1,
-        4736,
-        0.96,
-        "fp8",
-    ),
-    ("mixtral-8x7b", "Quanta_Cloud_Technology", "D75T-7U_8xMI325X", "Server"): (
-        1,
-        2560,
-        0.96,
-        "fp8",
-    ),
+    ("llama-2-70b", _QCT, "D75T-7U_8xMI325X", "Interactive"): (1, 3840, 1.0, ""),
+    ("llama-2-70b", _QCT, "D75T-7U_8xMI325X", "Offline"): (1, 2700, 0.98, ""),
+    ("llama-2-70b", _QCT, "D75T-7U_8xMI325X", "Server"): (1, 1024, 1.0, ""),
+    ("mixtral-8x7b", _QCT, "D75T-7U_8xMI325X", "Offline"): (1, 4736, 0.96, "fp8"),
+    ("mixtral-8x7b", _QCT, "D75T-7U_8xMI325X", "Server"): (1, 2560, 0.96, "fp8"),
     ("llama-2-70b", "Vultr", "8xMI325X_2xEPYC_9554", "Interactive"): (1, 3840, 1.0, ""),
     ("llama-2-70b", "Vultr", "8xMI325X_2xEPYC_9554", "Offline"): (1, 2700, 0.97, ""),
     ("llama-2-70b", "Vultr", "8xMI325X_2xEPYC_9554", "Server"): (1, 1024, 1.0, ""),

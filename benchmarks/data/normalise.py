@@ -251,10 +251,8 @@ def parallelism(family: str, row: Row, gpus: int) -> tuple[str, str]:
     (``ONE_COPY_GROUPS``)."""
     task = row["task"]
     tp = _find(r"\bTP[ =]?(\d+)", task) or _find(r"tensor parallel(?: over)? (\d+)", task)
-    if not tp and row.get("group") in rules.ONE_COPY_GROUPS:
-        tp = str(gpus)
     pp = _find(r"\bPP[ =]?(\d+)", task) or _find(r"pipeline parallel (\d+)", task)
-    if family == "tgi-sagemaker":
+    if family == "tgi-sagemaker" or (not tp and row.get("group") in rules.ONE_COPY_GROUPS):
         tp = str(gpus)
     data_parallel = family in ("nvidia-dle", "neusight", "timm") or "fsdp" in task.lower()
     if gpus == 1 or (data_parallel and not tp):

@@ -100,8 +100,9 @@ def transfer_exponents(
 def fit_transfer(
     gaps: npt.ArrayLike,
     misses: npt.ArrayLike,
-    relations: Sequence[Relation],
+    relations: Sequence[str],
     distances: npt.ArrayLike | None = None,
+    weights: npt.ArrayLike | None = None,
 ) -> dict[str, float]:
     """Exponents per relation, and the bandwidth decay, from pairs: ``gaps`` is measured /
     modelled rate on the baseline part, ``misses`` modelled / measured rate on the target
@@ -109,21 +110,27 @@ def fit_transfer(
     ``bandwidth_distance`` (None: no decay is fitted). A pair's error with exponent alpha is
     ``|gap ** alpha x miss - 1|``; for each candidate decay, each relation's alpha minimises
     its pairs' mean, and the decay with the least total error wins. A relation with no pairs
-    is left out (it keeps whatever the calibration had)."""
+    is left out (it keeps whatever the calibration had). ``weights`` (None: every pair alike)
+    weigh each pair in those means, and a label outside ``RELATIONS`` gets an exponent of its
+    own, after the relations: both for trying other groupings of the pairs
+    (benchmarks/accuracy_transfer_variants.py)."""
     log_gap = np.log(np.asarray(gaps, dtype=np.float64))
     log_miss = np.log(np.asarray(misses, dtype=np.float64))
     far = np.zeros_like(log_gap) if distances is None else np.asarray(distances, np.float64)
     kinds = np.asarray(relations)
+    weight = np.ones_like(log_gap) if weights is None else np.asarray(weights, np.float64)
+    labels = [*RELATIONS, *sorted(set(kinds.tolist()) - set(RELATIONS))]
     best: tuple[float, dict[str, float]] | None = None
     for decay in DECAY_GRID if distances is not None else DECAY_GRID[:1]:
         out = {DECAY_KEY: float(decay)} if distances is not None else {}
         total = 0.0
-        for kind in RELATIONS:
+        for kind in labels:
             chosen = kinds == kind
             if not np.any(chosen):
                 continue
             alpha = ALPHA_GRID[:, None] * np.exp(-decay * far[chosen])[None, :]
-            errors = np.abs(np.exp(alpha * log_gap[chosen] + log_miss[chosen]) - 1.0).sum(axis=1)
+            miss = np.abs(np.exp(alpha * log_gap[chosen] + log_miss[chosen]) - 1.0)
+            errors = (miss * weight[chosen]).sum(axis=1)
             pick = int(np.argmin(errors))
             out[kind] = round(float(ALPHA_GRID[pick]), 2)
             total += float(errors[pick])

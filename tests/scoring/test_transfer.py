@@ -52,6 +52,20 @@ def test_fit_finds_how_much_of_the_gap_carries_over() -> None:
     assert half == {"architecture": 0.5}
 
 
+def test_weights_decide_which_pairs_the_exponent_follows() -> None:
+    """Half the pairs carry their whole gap, half none: the exponent follows the half that
+    weighs more, and a label outside the relations gets an exponent of its own."""
+    rng = np.random.default_rng(1)
+    gaps = np.exp(rng.normal(0.0, 0.4, 400))
+    misses = np.concatenate([1.0 / gaps[:200], np.ones(200)])
+    heavy_first = np.concatenate([np.full(200, 3.0), np.ones(200)])
+    assert fit_transfer(gaps, misses, ["other"] * 400, weights=heavy_first) == {"other": 1.0}
+    assert fit_transfer(gaps, misses, ["other"] * 400, weights=heavy_first[::-1]) == {"other": 0.0}
+    split = fit_transfer(gaps, misses, ["other"] * 200 + ["other:llm"] * 200)
+    assert split == {"other": 1.0, "other:llm": 0.0}
+    assert list(split) == ["other", "other:llm"]  # the relations first, as the file writes them
+
+
 def test_the_share_fades_with_the_bandwidth_distance(catalog: Catalog) -> None:
     a100, h100, t4 = (catalog.accelerator(x) for x in (A100, H100, "T4"))
     at = catalog.accelerators.index

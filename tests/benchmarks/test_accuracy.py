@@ -3,7 +3,6 @@ shortcut is exactly what ``predict`` does with a ``baseline:``."""
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -14,7 +13,6 @@ from recommender import predict
 from recommender.workload import Workload
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
 
 accuracy = pytest.importorskip("accuracy")
 published = pytest.importorskip("published")

@@ -10,9 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-
 accuracy = pytest.importorskip("accuracy")
 published = pytest.importorskip("published")
 report = pytest.importorskip("accuracy_report")

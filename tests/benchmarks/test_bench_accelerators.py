@@ -7,7 +7,6 @@ then through the aliases the file's header names (ids that leave a detail open).
 from __future__ import annotations
 
 import csv
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,6 @@ from ..triad_shares import median_triad_share
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 DATA = BENCHMARKS / "data"
-sys.path.insert(0, str(BENCHMARKS))
 published = pytest.importorskip("published")
 BENCH_FILE = DATA / "bench_accelerators.yaml"
 ROWS_FILE = DATA / "accuracy_rows.csv"

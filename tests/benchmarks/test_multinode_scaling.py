@@ -5,16 +5,11 @@ from __future__ import annotations
 
 import csv
 import statistics
-import sys
-from pathlib import Path
 
 import pytest
 
 from recommender import load_catalog
 from tests.benchmarks.test_normalise import RESERVED
-
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
 
 scaling = pytest.importorskip("multinode_scaling")
 

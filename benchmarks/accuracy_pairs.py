@@ -19,7 +19,7 @@ from recommender.catalog import Catalog
 from recommender.catalog.schema import Accelerator
 from recommender.scoring.hardware import effective_precision
 
-__all__ = ["Pair", "err", "naive", "pairs", "with_baseline"]
+__all__ = ["Pair", "err", "naive", "pairs", "peak_ratio", "with_baseline"]
 
 Pair = tuple[int, int]
 
@@ -59,10 +59,17 @@ def with_baseline(
     return err(float(modelled[b]) * gap**alpha, rows[b].observation.throughput)
 
 
+def peak_ratio(rows: list[Row], catalog: Catalog, a: int, b: int) -> float:
+    """Datasheet peak FLOP/s of row ``b``'s part over row ``a``'s, at ``a``'s precision."""
+    oa, ob = rows[a].observation, rows[b].observation
+    acc_a, acc_b = catalog.accelerator(oa.accelerator), catalog.accelerator(ob.accelerator)
+    return _peak(acc_b, oa.workload.precision) / _peak(acc_a, oa.workload.precision)
+
+
 def naive(rows: list[Row], catalog: Catalog, a: int, b: int, how: str) -> float:
     oa, ob = rows[a].observation, rows[b].observation
     acc_a, acc_b = catalog.accelerator(oa.accelerator), catalog.accelerator(ob.accelerator)
-    flops = _peak(acc_b, oa.workload.precision) / _peak(acc_a, oa.workload.precision)
+    flops = peak_ratio(rows, catalog, a, b)
     bandwidth = acc_b.memory_bandwidth_gbs / acc_a.memory_bandwidth_gbs
     ratio = {"peak": flops, "bandwidth": bandwidth, "geomean": math.sqrt(flops * bandwidth)}[how]
     return err(oa.throughput * ratio * ob.gpus / oa.gpus, ob.throughput)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 
 import numpy as np
 from published import Row
@@ -59,7 +60,7 @@ def with_baseline(
     return err(float(modelled[b]) * gap**alpha, rows[b].observation.throughput)
 
 
-def peak_ratio(rows: list[Row], catalog: Catalog, a: int, b: int) -> float:
+def peak_ratio(rows: Sequence[Row], catalog: Catalog, a: int, b: int) -> float:
     """Datasheet peak FLOP/s of row ``b``'s part over row ``a``'s, at ``a``'s precision."""
     oa, ob = rows[a].observation, rows[b].observation
     acc_a, acc_b = catalog.accelerator(oa.accelerator), catalog.accelerator(ob.accelerator)

@@ -52,13 +52,12 @@ class PairTable:
 
 def pair_table(rows: Sequence[Row], catalog: Catalog, pair_list: Sequence[Pair]) -> PairTable:
     acc = [catalog.accelerator(r.observation.accelerator) for r in rows]
-    listed = list(rows)
     return PairTable(
         a=np.array([a for a, _ in pair_list], dtype=np.int64),
         b=np.array([b for _, b in pair_list], dtype=np.int64),
         relation=np.array([pair_relation(rows, catalog, a, b) for a, b in pair_list]),
         bandwidth=np.array([bandwidth_distance(acc[a], acc[b]) for a, b in pair_list]),
-        compute=np.array([abs(math.log(peak_ratio(listed, catalog, a, b))) for a, b in pair_list]),
+        compute=np.array([abs(math.log(peak_ratio(rows, catalog, a, b))) for a, b in pair_list]),
         source=np.array([rows[b].source for _, b in pair_list]),
         cls=np.array([rows[b].cls for _, b in pair_list]),
     )
@@ -163,12 +162,10 @@ def main() -> int:  # pragma: no cover - minutes of fitting
     folds = fold_models(rows, catalog)
     print("\nleave-one-source-out, engine + baseline, mean |error| % by the target's class")
     print(f"  {'variant':<40}" + "".join(f"{c:>13}" for c in (*CLASSES, "all")))
-    means = {}
     for variant in VARIANTS:
-        means[variant.name] = class_means(t, held_out_errors(rows, t, folds, variant))
-        cells = "".join(f"{means[variant.name][c]:13.2f}" for c in (*CLASSES, "all"))
+        means = class_means(t, held_out_errors(rows, t, folds, variant))
+        cells = "".join(f"{means[c]:13.2f}" for c in (*CLASSES, "all"))
         print(f"  {variant.name:<40}{cells}", flush=True)
-    return 0
     return 0
 
 

@@ -206,20 +206,37 @@ def cross_validate(
             rows, catalog, priors, _member_of({id(rows[i]) for i in members})
         )
         held_out[members] = modelled[members]
-        transfer = fitted_transfer(rows, catalog, modelled, pair_list, set(members))
+        part, transfer = score_fold(rows, catalog, modelled, members, pair_list)
         for i in members:
             transfers[i] = transfer
-        part = evaluate(rows, catalog, modelled, members, pair_list, transfer)
         parts.append(part)
-        base, absolute = part["baseline"].all(), part["absolute"].all()
-        geo = part["geomean"].all()
-        print(
-            f"  held out {name:<26} rows {len(members):>4}  pairs {len(base):>5}  "
-            f"engine+baseline {scores_mean(base)} %  geomean {scores_mean(geo)} %  "
-            f"no baseline {scores_mean(absolute)} %  (transfer {transfer_text(transfer)})",
-            flush=True,
-        )
+        print(fold_line(name, len(members), part, transfer), flush=True)
     return merge(parts), scaling_points(rows, held_out), held_out, transfers
+
+
+def score_fold(
+    rows: list[Row],
+    catalog: Catalog,
+    modelled: np.ndarray,
+    members: list[int],
+    pair_list: list[Pair],
+) -> tuple[dict[str, Scores], Transfer]:
+    """One fold's errors (``members`` held out, ``modelled`` by constants fitted without
+    them) with the baseline-transfer exponents fitted on the pairs the fold keeps, and those
+    exponents."""
+    transfer = fitted_transfer(rows, catalog, modelled, pair_list, set(members))
+    return evaluate(rows, catalog, modelled, members, pair_list, transfer), transfer
+
+
+def fold_line(name: str, rows: int, part: dict[str, Scores], transfer: Transfer) -> str:
+    """The one-line summary of a held-out fold ``accuracy.py`` prints."""
+    base, absolute = part["baseline"].all(), part["absolute"].all()
+    geo = part["geomean"].all()
+    return (
+        f"  held out {name:<26} rows {rows:>4}  pairs {len(base):>5}  "
+        f"engine+baseline {scores_mean(base)} %  geomean {scores_mean(geo)} %  "
+        f"no baseline {scores_mean(absolute)} %  (transfer {transfer_text(transfer)})"
+    )
 
 
 def pair_errors(

@@ -4,8 +4,12 @@
 the constants on every other source (as ``accuracy.py`` does for that fold: the same
 stratified subsample, the same priors) and prints, for the held-out source:
 
+- the fold's line of ``accuracy.py`` (its errors with and without a baseline, the
+  geometric-mean rule's, and the baseline-transfer exponents fitted on the pairs it keeps),
+  the same figures ``accuracy.py`` prints for that source;
 - per workload key (rows that ran the same workload on other hardware), the mean |error| of
-  its baseline -> target pairs against the geometric-mean rule's, worst excess first;
+  its baseline -> target pairs, carried with those exponents, against the geometric-mean
+  rule's, worst excess first (their pair-weighted mean is the fold line's);
 - per group, the geometric mean of modelled / measured rate over its absolute rows (> 1: the
   engine is too fast) and their mean |error|;
 - with ``--rows``, every row: accelerator, GPUs, measured and modelled rate.
@@ -26,8 +30,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from accuracy import bench_catalog, modelled_without, pair_errors, predictable
-from accuracy_report import group_bias
+from accuracy import (
+    bench_catalog,
+    evaluate,
+    fold_line,
+    modelled_without,
+    pair_errors,
+    predictable,
+    score_fold,
+)
+from accuracy_pairs import pairs
+from accuracy_report import Scores, group_bias
+from accuracy_transfer import HABITAT, Transfer
 from published import Row, load_rows
 
 from recommender.catalog import Catalog
@@ -54,11 +68,21 @@ def held_out_modelled(
 
 
 def key_errors(
-    rows: list[Row], catalog: Catalog, modelled: np.ndarray, source: str
+    rows: list[Row],
+    catalog: Catalog,
+    modelled: np.ndarray,
+    source: str,
+    transfer: Transfer = HABITAT,
 ) -> list[KeyErrors]:
-    """Pairs whose target is in ``source``, by workload key, worst excess over the
-    geometric-mean rule first."""
-    by_key = pair_errors(rows, catalog, modelled, lambda b: b.key if b.source == source else None)
+    """Pairs whose target is in ``source`` (the baseline's gap carried by ``transfer``), by
+    workload key, worst excess over the geometric-mean rule first."""
+    by_key = pair_errors(
+        rows,
+        catalog,
+        modelled,
+        lambda b: b.key if b.source == source else None,
+        lambda b: transfer,
+    )
     out = [
         KeyErrors(
             key=key,
@@ -69,6 +93,19 @@ def key_errors(
         for key, errs in by_key.items()
     ]
     return sorted(out, key=lambda k: k.pairs * (k.geomean - k.engine))
+
+
+def fold_scores(
+    rows: list[Row], catalog: Catalog, modelled: np.ndarray, source: str, refit: bool = True
+) -> tuple[dict[str, Scores], Transfer]:
+    """``source``'s errors as ``accuracy.py`` scores its fold (``modelled`` without it), with
+    the transfer exponents fitted on the pairs it keeps; the priors alone (``refit`` off)
+    carry the whole gap, as ``accuracy.py --priors`` does."""
+    members = [i for i, r in enumerate(rows) if r.source == source]
+    pair_list = pairs(rows)
+    if not refit:
+        return evaluate(rows, catalog, modelled, members, pair_list), HABITAT
+    return score_fold(rows, catalog, modelled, members, pair_list)
 
 
 def groups_in(source: str) -> Callable[[Row], str | None]:
@@ -89,9 +126,10 @@ def main() -> int:
     if args.source not in sources:
         parser.error(f"no source {args.source!r}; the sources are: {', '.join(sources)}")
     modelled = held_out_modelled(rows, catalog, priors, args.source, refit=not args.priors)
-    print(f"held out {args.source}: {sum(r.source == args.source for r in rows)} rows")
+    part, transfer = fold_scores(rows, catalog, modelled, args.source, refit=not args.priors)
+    print(fold_line(args.source, sum(r.source == args.source for r in rows), part, transfer))
     print("\nwith a baseline, by workload key (worst against the geometric-mean rule first):")
-    for k in key_errors(rows, catalog, modelled, args.source):
+    for k in key_errors(rows, catalog, modelled, args.source, transfer):
         print(
             f"  {k.key[:90]:<90} pairs {k.pairs:>4}  engine {k.engine:6.1f} %  "
             f"geomean {k.geomean:6.1f} %"

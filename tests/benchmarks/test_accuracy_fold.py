@@ -62,3 +62,44 @@ def test_without_refitting_the_fold_is_the_priors(loaded: tuple[list[object], ob
     got = fold.held_out_modelled(few, catalog, priors, SOURCE, refit=False)
     want = modelled_throughput([r.observation for r in few], catalog, priors)
     np.testing.assert_allclose(got, want)
+
+
+def test_the_fold_line_carries_gaps_fitted_without_the_fold_and_its_keys_add_up_to_it(
+    loaded: tuple[list[object], object],
+) -> None:
+    """The fold's transfer exponents are fitted on the pairs it keeps (the held-out rows'
+    modelled rates cannot move them), its baseline errors are ``accuracy.evaluate``'s with
+    them, and the per-key table, carried the same way, averages to the fold line."""
+    import statistics
+
+    from recommender.scoring.calibrate import modelled_throughput
+    from recommender.scoring.calibration import prior_calibration
+
+    rows, catalog = loaded
+    few = [r for r in rows if r.source in (SOURCE, "timm")]
+    modelled = modelled_throughput([r.observation for r in few], catalog, prior_calibration())
+    part, transfer = fold.fold_scores(few, catalog, modelled, SOURCE)
+    held = np.array([r.source == SOURCE for r in few])
+    skewed = np.where(held, modelled * np.linspace(0.5, 2.0, len(few)), modelled)
+    assert fold.fold_scores(few, catalog, skewed, SOURCE)[1] == transfer
+    assert transfer != accuracy.HABITAT  # timm's pairs moved it off Habitat's 1
+    members = [i for i, r in enumerate(few) if r.source == SOURCE]
+    want = accuracy.evaluate(few, catalog, modelled, members, accuracy.pairs(few), transfer)
+    assert part["baseline"].all() == want["baseline"].all()
+    assert part["absolute"].all() == want["absolute"].all()
+    keys = fold.key_errors(few, catalog, modelled, SOURCE, transfer)
+    weighted = sum(k.pairs * k.engine for k in keys) / sum(k.pairs for k in keys)
+    assert weighted == pytest.approx(statistics.fmean(part["baseline"].all()))
+    line = accuracy.fold_line(SOURCE, len(members), part, transfer)
+    assert f"engine+baseline {statistics.fmean(part['baseline'].all()):6.1f} %" in line
+
+
+def test_the_priors_alone_carry_the_whole_gap(loaded: tuple[list[object], object]) -> None:
+    from recommender.scoring.calibrate import modelled_throughput
+    from recommender.scoring.calibration import prior_calibration
+
+    rows, catalog = loaded
+    few = [r for r in rows if r.source in (SOURCE, "timm")]
+    modelled = modelled_throughput([r.observation for r in few], catalog, prior_calibration())
+    _, transfer = fold.fold_scores(few, catalog, modelled, SOURCE, refit=False)
+    assert transfer == accuracy.HABITAT

@@ -53,3 +53,16 @@ def test_every_reference_die_is_one_the_catalog_sells(catalog: Catalog) -> None:
     for chip, ref in full_power_dies().items():
         assert chip in chips, chip
         assert ref.source.strip() and ref.tdp_w > 0 and ref.fp32_tflops > 0
+
+
+def test_a_300_w_gb202_sustains_less_than_the_600_w_boards_of_its_die(catalog: Catalog) -> None:
+    """The RTX PRO 6000 Max-Q (300 W, 110.1 TFLOP/s FP32 on the Server card's 188-SM GB202)
+    against the 600 W Workstation Edition; the 600 W Server card keeps its clock."""
+    server = catalog.accelerator("RTX-PRO-6000-Server")
+    assert sustained_clock_share(server) == 1.0
+    peaks = server.peak_tflops.model_copy(update={"fp32": 110.1})
+    max_q = server.model_copy(update={"tdp_w": 300.0, "peak_tflops": peaks})
+    ref = full_power_dies()["GB202"]
+    share = (300 / 110.1) / (ref.tdp_w / ref.fp32_tflops)
+    assert sustained_clock_share(max_q) == pytest.approx(share ** (1 / 3))
+    assert 0.8 < sustained_clock_share(max_q) < 0.85

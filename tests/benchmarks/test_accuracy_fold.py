@@ -64,20 +64,30 @@ def test_without_refitting_the_fold_is_the_priors(loaded: tuple[list[object], ob
     np.testing.assert_allclose(got, want)
 
 
-def test_the_fold_line_carries_gaps_fitted_without_the_fold_and_its_keys_add_up_to_it(
+@pytest.fixture(scope="module")
+def two_sources(
     loaded: tuple[list[object], object],
-) -> None:
-    """The fold's transfer exponents are fitted on the pairs it keeps (the held-out rows'
-    modelled rates cannot move them), its baseline errors are ``accuracy.evaluate``'s with
-    them, and the per-key table, carried the same way, averages to the fold line."""
-    import statistics
-
+) -> tuple[list[object], object, np.ndarray]:
+    """The held-out source's rows and timm's, and their rates under the priors (a stand-in
+    for a fold's fit, which takes minutes)."""
     from recommender.scoring.calibrate import modelled_throughput
     from recommender.scoring.calibration import prior_calibration
 
     rows, catalog = loaded
     few = [r for r in rows if r.source in (SOURCE, "timm")]
     modelled = modelled_throughput([r.observation for r in few], catalog, prior_calibration())
+    return few, catalog, modelled
+
+
+def test_the_fold_line_carries_gaps_fitted_without_the_fold_and_its_keys_add_up_to_it(
+    two_sources: tuple[list[object], object, np.ndarray],
+) -> None:
+    """The fold's transfer exponents are fitted on the pairs it keeps (the held-out rows'
+    modelled rates cannot move them), its baseline errors are ``accuracy.evaluate``'s with
+    them, and the per-key table, carried the same way, averages to the fold line."""
+    import statistics
+
+    few, catalog, modelled = two_sources
     part, transfer = fold.fold_scores(few, catalog, modelled, SOURCE)
     held = np.array([r.source == SOURCE for r in few])
     skewed = np.where(held, modelled * np.linspace(0.5, 2.0, len(few)), modelled)
@@ -94,12 +104,9 @@ def test_the_fold_line_carries_gaps_fitted_without_the_fold_and_its_keys_add_up_
     assert f"engine+baseline {statistics.fmean(part['baseline'].all()):6.1f} %" in line
 
 
-def test_the_priors_alone_carry_the_whole_gap(loaded: tuple[list[object], object]) -> None:
-    from recommender.scoring.calibrate import modelled_throughput
-    from recommender.scoring.calibration import prior_calibration
-
-    rows, catalog = loaded
-    few = [r for r in rows if r.source in (SOURCE, "timm")]
-    modelled = modelled_throughput([r.observation for r in few], catalog, prior_calibration())
+def test_the_priors_alone_carry_the_whole_gap(
+    two_sources: tuple[list[object], object, np.ndarray],
+) -> None:
+    few, catalog, modelled = two_sources
     _, transfer = fold.fold_scores(few, catalog, modelled, SOURCE, refit=False)
     assert transfer == accuracy.HABITAT

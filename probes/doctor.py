@@ -4,7 +4,8 @@ Environment checks (before anything runs): no NVIDIA driver / ``nvidia-smi`` mis
 CPU-only torch build on a GPU machine, the CUDA runtime (``libcudart``) not loadable, torch
 unable to initialise CUDA, NVML missing. Run checks (after the workload ran): the GPU
 present but unused by the workload, CUDA out of memory (caught, with remedies), a
-workload that raised, a host link far below its spec. Every finding is a
+workload that raised, a host link far below its spec, a matmul rate the chip does not hold
+under sustained load. Every finding is a
 :class:`~recommender.profile.Diagnosis` with a stable ``code``.
 """
 
@@ -30,6 +31,7 @@ __all__ = [
     "host_link_check",
     "load_cudart",
     "oom_diagnosis",
+    "throttle_check",
     "workload_failed",
 ]
 
@@ -265,6 +267,37 @@ def gpu_unused(run: WorkloadRun) -> list[Diagnosis]:
             ],
         )
     ]
+
+
+# Sustained matmul below this share of the burst figure is worth telling: the chip lowers its
+# clock under load (a GB200 holds 0.80 of its burst fp8 rate: probes/matmul.py).
+THROTTLE_SHARE = 0.85
+
+
+def throttle_check(caps: Capabilities) -> list[Diagnosis]:
+    """A sustained matmul rate well below the burst one of the same precision."""
+    out = []
+    for precision, held in caps.matmul_sustained_tflops.items():
+        burst = caps.matmul_tflops.get(precision)
+        if burst is None or held.value >= THROTTLE_SHARE * burst.value:
+            continue
+        slowest = f", its slowest tenth {held.min:.4g}" if held.min is not None else ""
+        out.append(
+            Diagnosis(
+                code="matmul-throttles",
+                severity="warning",
+                message=f"{precision} matmuls run at {burst.value:.4g} TFLOP/s in bursts but "
+                f"{held.value:.4g} back to back ({held.value / burst.value:.0%}{slowest}): "
+                "the chip lowers its clock under sustained load (power or temperature limit), "
+                "so a long job runs nearer the sustained rate",
+                remedies=[
+                    "watch clocks and their throttle reasons under load: nvidia-smi -q -d "
+                    "PERFORMANCE,POWER,TEMPERATURE",
+                    "check the power limit against the board's default: nvidia-smi -q -d POWER",
+                ],
+            )
+        )
+    return out
 
 
 def host_link_check(

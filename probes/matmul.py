@@ -4,6 +4,14 @@ The method of mamf-finder and triton's ``do_bench``: warm up, flush the L2 cache
 every timed call (so operands come from device memory, as in a real model), time each call
 on the device clock, keep the median, and report the best shape. fp8 uses
 ``torch._scaled_mm`` where the GPU has fp8 tensor cores (compute capability 8.9+).
+
+Those are burst figures: a few dozen calls, as mamf-finder times them. A chip held at full
+load lowers its clock to stay within its power and temperature limits (a GB200 sustains 0.80
+of its mamf-finder fp8 rate after Azure's 10,000 warm-up calls: recommender/scoring/
+achievable.yaml), so the best shape of the first of bf16 / fp16 / tf32 / fp32 measured is
+then run back to back for the rest of the phase (``SUSTAINED_SHARE`` of it, at least
+``SUSTAINED_MIN_S``): the sustained figure, its rate per window of calls from the first to
+the last, and a diagnosis where it falls below the burst.
 """
 
 from __future__ import annotations
@@ -15,22 +23,34 @@ from dataclasses import dataclass, field
 import torch
 
 from probes.spec import Precision
-from probes.timing import Deadline, measure
+from probes.timing import Deadline, measure, sync
 from recommender.profile import Figure
 
 __all__ = [
     "CPU_SIZES",
     "GPU_SIZES",
     "MATMUL_PRECISIONS",
+    "SUSTAINED_MIN_S",
+    "SUSTAINED_SHARE",
     "MatmulResult",
     "matmul_tflops",
     "supported_precisions",
+    "sustained_tflops",
 ]
 
 GPU_SIZES = (2048, 4096, 8192)
 CPU_SIZES = (256, 512, 1024)
 
 MATMUL_PRECISIONS: tuple[Precision, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8")
+# The sustained run: the first of these with a burst figure (a CPU's is fp32: it has no
+# 16-bit matrix units), for this share of the phase.
+SUSTAINED_ORDER: tuple[Precision, ...] = ("bf16", "fp16", "tf32", "fp32")
+SUSTAINED_ORDER_CPU: tuple[Precision, ...] = ("fp32", "bf16")
+SUSTAINED_SHARE = 0.3
+SUSTAINED_MIN_S = 1.0  # shorter, a chip's clock has not moved yet: not worth a figure
+SUSTAINED_WINDOWS = 10  # rates reported per tenth of the run (min / max)
+SUSTAINED_MAX_CALLS = 10_000  # tiny shapes (a CPU's) would otherwise plan millions
+MIN_WINDOW_S = 1e-9  # a clock that did not move (tests) still gives a finite rate
 _DTYPES: dict[Precision, torch.dtype] = {
     "fp32": torch.float32,
     "tf32": torch.float32,
@@ -42,6 +62,7 @@ _DTYPES: dict[Precision, torch.dtype] = {
 @dataclass
 class MatmulResult:
     figures: dict[Precision, Figure] = field(default_factory=dict)
+    sustained: dict[Precision, Figure] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
 
 
@@ -127,6 +148,83 @@ def _sweep(
     return per_size, None
 
 
+def sustained_tflops(
+    call: Callable[[], object],
+    flops: float,
+    device: torch.device,
+    deadline: Deadline,
+    per_call_s: float,
+) -> Figure | None:
+    """TFLOP/s of ``call`` (``flops`` each, about ``per_call_s`` seconds in a burst) run back
+    to back until ``deadline``: the overall rate, with the lowest and highest of its windows
+    (tenths of the calls planned, each ended by a device sync); None when less than
+    ``SUSTAINED_MIN_S`` is left."""
+    seconds = deadline.remaining()
+    if seconds < SUSTAINED_MIN_S:
+        return None
+    planned = min(SUSTAINED_MAX_CALLS, max(SUSTAINED_WINDOWS, int(seconds / per_call_s)))
+    per_window = -(-planned // SUSTAINED_WINDOWS)
+    call()
+    sync(device)
+    rates: list[float] = []
+    calls, start = 0, deadline.clock()
+    while calls < planned and not deadline.expired():
+        opened, n = deadline.clock(), 0
+        while n < per_window and not deadline.expired():
+            call()
+            n += 1
+            if n % 4 == 0:  # keep the device queue short: the window ends when its work does
+                sync(device)
+        sync(device)
+        rates.append(n * flops / 1e12 / max(deadline.clock() - opened, MIN_WINDOW_S))
+        calls += n
+    elapsed = max(deadline.clock() - start, MIN_WINDOW_S)
+    return Figure(
+        value=calls * flops / 1e12 / elapsed,
+        unit="TFLOP/s",
+        repeats=calls,
+        min=min(rates),
+        max=max(rates),
+        method=f"back to back for {elapsed:.1f} s ({calls} calls, {len(rates)} windows)",
+    )
+
+
+def _sustain(
+    result: MatmulResult,
+    device: torch.device,
+    deadline: Deadline,
+    best: dict[Precision, int],
+    peaks: Mapping[Precision, float | None],
+) -> None:
+    """The sustained run of the first precision of the device's order (``SUSTAINED_ORDER``,
+    ``SUSTAINED_ORDER_CPU``) with a burst figure, at its best size (``best``), into
+    ``result``."""
+    order = SUSTAINED_ORDER if device.type == "cuda" else SUSTAINED_ORDER_CPU
+    precision = next((p for p in order if p in result.figures), None)
+    if precision is None:
+        return
+    n = best[precision]
+    with _fp32_mode(precision):
+        flops = 2.0 * n**3
+        per_call = flops / (result.figures[precision].value * 1e12)
+        figure = sustained_tflops(
+            _matmul_call(precision, n, device), flops, device, deadline, per_call
+        )
+    if figure is None:
+        result.skipped.append(f"matmul {precision} sustained: under {SUSTAINED_MIN_S:g} s left")
+        return
+    burst = result.figures[precision].value
+    peak = peaks.get(precision)
+    result.sustained[precision] = figure.model_copy(
+        update={
+            "spec_peak": peak,
+            "fraction_of_peak": figure.value / peak if peak else None,
+            "method": f"{n}^3 {precision} matmul {figure.method}; "
+            f"{figure.value / burst:.0%} of the burst figure",
+        }
+    )
+
+
 def matmul_tflops(
     device: torch.device,
     deadline: Deadline,
@@ -134,15 +232,19 @@ def matmul_tflops(
     peaks: Mapping[Precision, float | None] | None = None,
     sizes: Sequence[int] | None = None,
     precisions: Sequence[Precision] | None = None,
+    sustained: bool = True,
 ) -> MatmulResult:
-    """Best-shape TFLOP/s for each supported precision, sharing the time up to ``deadline``."""
+    """Best-shape TFLOP/s for each supported precision, sharing the time up to ``deadline``,
+    then (``sustained``) one of them run back to back for the time set aside for it."""
     sizes = sizes or (GPU_SIZES if device.type == "cuda" else CPU_SIZES)
     todo = list(precisions or supported_precisions(device))
     result = MatmulResult()
     flush = l2_flusher(device)
     timer = "CUDA events" if device.type == "cuda" else "perf_counter"
+    burst_end = deadline.fraction(1.0 - SUSTAINED_SHARE) if sustained else deadline
+    best_sizes: dict[Precision, int] = {}
     for i, precision in enumerate(todo):
-        share = deadline.fraction(1.0 / (len(todo) - i))
+        share = burst_end.fraction(1.0 / (len(todo) - i))
         try:
             with _fp32_mode(precision):
                 per_size, note = _sweep(precision, sizes, device, share, flush)
@@ -154,6 +256,7 @@ def matmul_tflops(
         if not per_size:
             continue
         best_n = max(per_size, key=lambda n: per_size[n].value)
+        best_sizes[precision] = best_n
         best = per_size[best_n]
         sweep = ", ".join(f"{n}: {f.value:.3g}" for n, f in per_size.items())
         peak = (peaks or {}).get(precision)
@@ -165,4 +268,6 @@ def matmul_tflops(
                 f"TFLOP/s); L2 flushed before each call; {timer}; median of {best.repeats}",
             }
         )
+    if sustained:
+        _sustain(result, device, deadline, best_sizes, peaks or {})
     return result

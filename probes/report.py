@@ -77,6 +77,7 @@ def _capabilities(profile: Profile) -> Table:
     ):
         t.add_column(col, justify="right" if justify == "right" else "left")
     rows = [_fig_row(f"matmul {p}", f) for p, f in caps.matmul_tflops.items()]
+    rows += [_fig_row(f"matmul {p} sustained", f) for p, f in caps.matmul_sustained_tflops.items()]
     rows.append(_fig_row("device memory", caps.memory_bandwidth_gbs))
     for name, cb in (("h2d", caps.h2d_gbs), ("d2h", caps.d2h_gbs)):
         if cb is not None:

@@ -137,6 +137,8 @@ def _phase_matmul(run: _Run, deadline: Deadline) -> None:
     peaks = {p: spec.peak_tflops.get(p) for p in MATMUL_PRECISIONS} if spec else None
     result = matmul_tflops(run.device, deadline, peaks=peaks)
     run.caps.matmul_tflops.update(result.figures)
+    run.caps.matmul_sustained_tflops.update(result.sustained)
+    run.diagnoses += doctor.throttle_check(run.caps)
     run.caps.skipped += result.skipped
 
 

@@ -87,6 +87,12 @@ class Capabilities(_Model):
     """Hardware micro-benchmarks; a figure is ``None`` when skipped (see ``skipped``)."""
 
     matmul_tflops: dict[Precision, Figure] = Field(default_factory=dict)
+    matmul_sustained_tflops: dict[Precision, Figure] = Field(
+        default_factory=dict,
+        description="One precision's best matmul shape run back to back for seconds: the rate "
+        "the chip holds under its power and clock limits (min / max: its slowest and fastest "
+        "tenth), against the burst figures of ``matmul_tflops``.",
+    )
     memory_bandwidth_gbs: Figure | None = Field(
         default=None, description="Device memory copy bandwidth, read + write bytes counted."
     )

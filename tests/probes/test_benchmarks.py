@@ -10,7 +10,7 @@ import torch
 
 from probes import decode, storage
 from probes.decode import decode_mbs_per_core
-from probes.matmul import matmul_tflops, supported_precisions
+from probes.matmul import matmul_tflops, supported_precisions, sustained_tflops
 from probes.memory import memory_bandwidth_gbs
 from probes.storage import filesystem_type, storage_read_mbs
 from probes.timing import Deadline
@@ -27,7 +27,9 @@ def _still(seconds: float) -> Deadline:
 
 
 def test_matmul_reports_the_best_size_against_the_peak() -> None:
-    result = matmul_tflops(CPU, _still(2), sizes=(32, 64), precisions=["fp32"], peaks={"fp32": 1.0})
+    result = matmul_tflops(
+        CPU, _still(2), sizes=(32, 64), precisions=["fp32"], peaks={"fp32": 1.0}, sustained=False
+    )
     fig = result.figures["fp32"]
     assert fig.value > 0 and fig.unit == "TFLOP/s"
     assert fig.fraction_of_peak == pytest.approx(fig.value / 1.0)
@@ -36,7 +38,7 @@ def test_matmul_reports_the_best_size_against_the_peak() -> None:
 
 
 def test_matmul_skips_sizes_that_cannot_finish_in_time() -> None:
-    result = matmul_tflops(CPU, _still(0.3), sizes=(64, 8192), precisions=["fp32"])
+    result = matmul_tflops(CPU, _still(0.3), sizes=(64, 8192), precisions=["fp32"], sustained=False)
     assert "fp32" in result.figures
     assert any("8192" in s and "budget" in s for s in result.skipped)
 
@@ -106,3 +108,34 @@ def test_decode_names_a_missing_codec_library(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(decode.CODECS, "jpeg", no_pillow)
     figures, skipped = decode_mbs_per_core(_still(0.5), codecs=("jpeg", "zlib"))
     assert "zlib" in figures and skipped == ["decode jpeg: PIL is not installed"]
+
+
+def test_matmul_holds_one_precision_back_to_back_for_the_sustained_figure() -> None:
+    result = matmul_tflops(CPU, Deadline.after(2.5), sizes=(32, 64), precisions=["fp32"])
+    held = result.sustained["fp32"]
+    assert held.value > 0 and held.unit == "TFLOP/s" and held.repeats >= 10
+    assert held.min is not None and held.max is not None and held.min <= held.max
+    assert "back to back" in held.method and "of the burst figure" in held.method
+
+
+def test_a_chip_that_slows_under_load_shows_it_in_its_windows() -> None:
+    """Each call takes a little longer than the one before (a clock coming down under a power
+    limit): the slowest tenth is the last, and the whole run sits below the first tenth."""
+    clock = FakeClock()
+    durations = iter(0.01 * (1 + 0.002 * i) for i in range(100_000))
+
+    def call() -> None:
+        clock.advance(next(durations))
+
+    held = sustained_tflops(call, 1e12, CPU, Deadline.after(2.0, clock), per_call_s=0.01)
+    assert held is not None
+    assert held.repeats < 200  # planned 2 s / 10 ms; the slowing calls met the deadline first
+    assert held.max == pytest.approx(1 / 0.0102, rel=0.02)  # the first tenth's calls
+    assert held.min is not None and held.min < 0.8 * held.max  # the last, slowest
+    assert held.min < held.value < held.max
+
+
+def test_no_sustained_figure_in_too_short_a_budget() -> None:
+    result = matmul_tflops(CPU, _still(0.9), sizes=(32,), precisions=["fp32"])
+    assert "fp32" in result.figures and result.sustained == {}
+    assert any("sustained" in s for s in result.skipped)

@@ -9,7 +9,13 @@ import pytest
 import torch
 
 from probes import doctor, runner
-from probes.doctor import environment_checks, gpu_unused, host_link_check, oom_diagnosis
+from probes.doctor import (
+    environment_checks,
+    gpu_unused,
+    host_link_check,
+    oom_diagnosis,
+    throttle_check,
+)
 from probes.profiler import StepTimes, WorkloadRun
 from probes.runner import DeviceUnavailableError, ProbeOptions, run_probe
 from recommender.profile import Capabilities, CopyBandwidth, Figure, Utilization
@@ -163,3 +169,19 @@ def test_a_failing_benchmark_costs_only_its_figure(monkeypatch: pytest.MonkeyPat
     (d,) = [d for d in profile.diagnoses if d.code == "benchmark-failed"]
     assert any("--scratch-dir" in r for r in d.remedies)
     assert profile.capabilities.decode_mbs_per_core  # the next phase still ran
+
+
+def test_a_matmul_rate_the_chip_does_not_hold_is_a_warning() -> None:
+    def fig(value: float, low: float | None = None) -> Figure:
+        return Figure(value=value, unit="TFLOP/s", repeats=10, min=low)
+
+    caps = Capabilities(
+        matmul_tflops={"bf16": fig(800.0)},
+        matmul_sustained_tflops={"bf16": fig(640.0, 600.0)},
+    )
+    (d,) = throttle_check(caps)
+    assert d.code == "matmul-throttles" and d.severity == "warning"
+    assert "80%" in d.message and "slowest tenth 600" in d.message
+    assert any("nvidia-smi" in r for r in d.remedies)
+    held = caps.model_copy(update={"matmul_sustained_tflops": {"bf16": fig(760.0)}})
+    assert throttle_check(held) == []

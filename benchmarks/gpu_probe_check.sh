@@ -6,7 +6,8 @@
 # 2. measures, with a few lines of plain torch, one big bf16 matmul (8192^3, CUDA events,
 #    median of 20) and a pinned 512 MiB host-to-device copy (median of 10);
 # 3. prints the probe's figures beside the plain ones with the ratio, and FAILs a figure
-#    that differs by more than 20 %.
+#    that differs by more than 20 %; prints the sustained matmul figure (one precision run
+#    back to back) beside its burst one, which is information, not a check.
 # Takes under 5 minutes. Needs the package installed with a CUDA build of torch
 # (pip install -e '.[probe]'). Results go to $OUT (or a temporary directory).
 #
@@ -112,6 +113,11 @@ for name, probe_v, ref_v in rows:
     shown = "-" if probe_v is None else f"{probe_v:.4g}"
     ratio_s = "-" if ratio is None else f"{ratio:.3f}"
     print(f"{name:<22}{shown:>12}{ref_v:>12.4g}{ratio_s:>8}  {'ok' if ok else 'FAIL'}")
+for p, held in (caps.get("matmul_sustained_tflops") or {}).items():
+    burst = (caps["matmul_tflops"].get(p) or {}).get("value")
+    share = f", {held['value'] / burst:.0%} of the burst" if burst else ""
+    print(f"matmul {p} sustained {held['value']:.4g} TFLOP/s (windows {held.get('min') or 0:.4g}"
+          f"-{held.get('max') or 0:.4g}){share}: {held['method']}")
 in_budget = wall <= budget
 print(f"probe wall {wall:.1f} s of a {budget:g} s budget: {'ok' if in_budget else 'FAIL'}")
 w = profile.get("workload") or {}
@@ -124,6 +130,7 @@ summary = {
     "probe_wall_s": wall,
     "budget_s": budget,
     "figures": [{"figure": n, "probe": p, "plain": r} for n, p, r in rows],
+    "sustained": caps.get("matmul_sustained_tflops") or {},
     "diagnoses": [d["code"] for d in profile.get("diagnoses", [])],
     "failed": failed + ([] if in_budget else ["budget"]) + ([] if probe_rc == 0 else ["exit code"]),
 }

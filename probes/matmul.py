@@ -214,13 +214,20 @@ def _sustain(
         result.skipped.append(f"matmul {precision} sustained: under {SUSTAINED_MIN_S:g} s left")
         return
     burst = result.figures[precision].value
-    peak = peaks.get(precision)
-    result.sustained[precision] = figure.model_copy(
+    result.sustained[precision] = _against_peak(
+        figure,
+        peaks.get(precision),
+        f"{n}^3 {precision} matmul {figure.method}; {figure.value / burst:.0%} of the burst figure",
+    )
+
+
+def _against_peak(figure: Figure, peak: float | None, method: str) -> Figure:
+    """``figure`` beside the spec sheet's ``peak`` (where known), described by ``method``."""
+    return figure.model_copy(
         update={
             "spec_peak": peak,
             "fraction_of_peak": figure.value / peak if peak else None,
-            "method": f"{n}^3 {precision} matmul {figure.method}; "
-            f"{figure.value / burst:.0%} of the burst figure",
+            "method": method,
         }
     )
 
@@ -259,14 +266,11 @@ def matmul_tflops(
         best_sizes[precision] = best_n
         best = per_size[best_n]
         sweep = ", ".join(f"{n}: {f.value:.3g}" for n, f in per_size.items())
-        peak = (peaks or {}).get(precision)
-        result.figures[precision] = best.model_copy(
-            update={
-                "spec_peak": peak,
-                "fraction_of_peak": best.value / peak if peak else None,
-                "method": f"{best_n}^3 {precision} matmul, best of square sizes ({sweep} "
-                f"TFLOP/s); L2 flushed before each call; {timer}; median of {best.repeats}",
-            }
+        result.figures[precision] = _against_peak(
+            best,
+            (peaks or {}).get(precision),
+            f"{best_n}^3 {precision} matmul, best of square sizes ({sweep} TFLOP/s); "
+            f"L2 flushed before each call; {timer}; median of {best.repeats}",
         )
     if sustained:
         _sustain(result, device, deadline, best_sizes, peaks or {})

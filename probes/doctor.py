@@ -275,7 +275,10 @@ THROTTLE_SHARE = 0.85
 
 
 def throttle_check(caps: Capabilities) -> list[Diagnosis]:
-    """A sustained matmul rate well below the burst one of the same precision."""
+    """A sustained matmul rate well below the burst one of the same precision (the runner
+    asks it of GPUs only: a CPU's cores swing with whatever else runs on them, as on a 2-vCPU
+    VM whose windows went from 0.023 to 0.139 TFLOP/s around a 0.061 fp32 burst while another
+    job shared it)."""
     out = []
     for precision, held in caps.matmul_sustained_tflops.items():
         burst = caps.matmul_tflops.get(precision)

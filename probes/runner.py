@@ -138,7 +138,8 @@ def _phase_matmul(run: _Run, deadline: Deadline) -> None:
     result = matmul_tflops(run.device, deadline, peaks=peaks)
     run.caps.matmul_tflops.update(result.figures)
     run.caps.matmul_sustained_tflops.update(result.sustained)
-    run.diagnoses += doctor.throttle_check(run.caps)
+    if run.device.type == "cuda":  # a shared VM's CPU cores swing with its neighbours' load
+        run.diagnoses += doctor.throttle_check(run.caps)
     run.caps.skipped += result.skipped
 
 

@@ -185,3 +185,21 @@ def test_a_matmul_rate_the_chip_does_not_hold_is_a_warning() -> None:
     assert any("nvidia-smi" in r for r in d.remedies)
     held = caps.model_copy(update={"matmul_sustained_tflops": {"bf16": fig(760.0)}})
     assert throttle_check(held) == []
+
+
+def test_a_cpus_sustained_rate_is_reported_but_not_diagnosed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A shared VM's CPU cores swing with other tenants' load: the profile keeps the figure,
+    the doctor says nothing of it (it checks GPUs only)."""
+    from probes.matmul import MatmulResult
+
+    def halved(*args: object, **kwargs: object) -> MatmulResult:
+        burst = Figure(value=0.06, unit="TFLOP/s", repeats=30)
+        return MatmulResult(figures={"fp32": burst}, sustained={"fp32": burst.model_copy(
+            update={"value": 0.03})})  # fmt: skip
+
+    monkeypatch.setattr(runner, "matmul_tflops", halved)
+    profile = run_probe(ProbeOptions(device="cpu", seconds=2, phases=("matmul",)))
+    assert profile.capabilities.matmul_sustained_tflops["fp32"].value == 0.03
+    assert not [d for d in profile.diagnoses if d.code == "matmul-throttles"]

@@ -28,6 +28,17 @@ __all__ = [
 # 128 (4.25 bits; Lin et al. 2024, "AWQ"); NVFP4 with an fp8 scale per 16 values (4.5 bits;
 # NVIDIA Blackwell NVFP4 format).
 QUANTISED_BYTES = {"int4": 4.25 / 8, "fp4": 4.5 / 8}
+# Weight-only kernels stream those bytes at the memory's rate here. Within one source the
+# development set shows them slower: on an A100 torchao's int4 and gpt-fast's int4 / int8 batch-1
+# decode run 1.2-1.3x below what their bf16 rows' bandwidth predicts, llama.cpp's Q4_K_M
+# 1.03-1.17x beside its F16 rows, int8 weight-only on an MI210 and an Intel Max 1100 1.1-1.3x.
+# Tried on 2026-12-07, not kept: a share of the bandwidth per dequantized format. At a hand-set
+# 0.85 leave-one-source-out without a baseline went 27.3 -> 26.5 % (llama.cpp 15.4 -> 10.2, gpt-fast
+# 20.3 -> 15.1), but that prior was read off these same rows, and the fit cannot learn it: its
+# groups (one key, so one format) each get a free level, so at a prior of 1 it stays at 1 (27.4 %).
+# Fitting how one run's formats compare (residuals across formats on one GPU) moved the shared
+# compute shares instead: MLPerf held out 12.9 -> 15.8-17.0 % with a baseline. A share measured
+# outside the development set (a kernel benchmark of int4 / int8 GEMV against fp16) would settle it.
 # Activation formats that, with int4 weights, make the matmuls 8-bit (W4A8).
 W4A8_ACTIVATIONS = frozenset({"int8", "fp8"})
 # Fp8 weight-only kernels (Marlin) run on Ampere and newer when the chip has no fp8 units.

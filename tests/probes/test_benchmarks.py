@@ -128,10 +128,10 @@ def test_a_chip_that_slows_under_load_shows_it_in_its_windows() -> None:
         clock.advance(next(durations))
 
     held = sustained_tflops(call, 1e12, CPU, Deadline.after(2.0, clock), per_call_s=0.01)
-    assert held is not None
+    assert held is not None and held.min is not None and held.max is not None
     assert held.repeats < 200  # planned 2 s / 10 ms; the slowing calls met the deadline first
     assert held.max == pytest.approx(1 / 0.0102, rel=0.02)  # the first tenth's calls
-    assert held.min is not None and held.min < 0.8 * held.max  # the last, slowest
+    assert held.min < 0.8 * held.max  # the last, slowest
     assert held.min < held.value < held.max
 
 
@@ -139,3 +139,17 @@ def test_no_sustained_figure_in_too_short_a_budget() -> None:
     result = matmul_tflops(CPU, _still(0.9), sizes=(32,), precisions=["fp32"])
     assert "fp32" in result.figures and result.sustained == {}
     assert any("sustained" in s for s in result.skipped)
+
+
+def test_a_failed_sustained_run_keeps_the_burst_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    from probes import matmul
+
+    def out_of_memory(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("CUDA out of memory. Tried to allocate 384.00 MiB\nmore detail")
+
+    monkeypatch.setattr(matmul, "sustained_tflops", out_of_memory)
+    result = matmul_tflops(CPU, Deadline.after(2.5), sizes=(32,), precisions=["fp32"])
+    assert "fp32" in result.figures and result.sustained == {}
+    assert "matmul sustained: failed (CUDA out of memory. Tried to allocate 384.00 MiB)" in (
+        result.skipped
+    )

@@ -203,17 +203,15 @@ def _sustain(
     precision = next((p for p in order if p in result.figures), None)
     if precision is None:
         return
-    n = best[precision]
+    n, burst = best[precision], result.figures[precision].value
+    flops = 2.0 * n**3
     with _fp32_mode(precision):
-        flops = 2.0 * n**3
-        per_call = flops / (result.figures[precision].value * 1e12)
         figure = sustained_tflops(
-            _matmul_call(precision, n, device), flops, device, deadline, per_call
+            _matmul_call(precision, n, device), flops, device, deadline, flops / (burst * 1e12)
         )
     if figure is None:
         result.skipped.append(f"matmul {precision} sustained: under {SUSTAINED_MIN_S:g} s left")
         return
-    burst = result.figures[precision].value
     result.sustained[precision] = _against_peak(
         figure,
         peaks.get(precision),

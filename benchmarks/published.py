@@ -146,7 +146,8 @@ FLASH_ATTENTION_2_SOURCES = frozenset({"torchtitan", "torchao"})
 # the context it is given (``n_ctx`` in ``llama_context_params``, ggml-org/llama.cpp
 # include/llama.h) and has no option reserving a fraction of GPU memory, unlike vLLM's
 # ``gpu_memory_utilization`` (default 0.9, the engine's default).
-WHOLE_DEVICE_ENGINES = frozenset({"llama.cpp"})
+LLAMA_CPP_ENGINES = frozenset({"llama.cpp", "llama.cpp-2024"})
+WHOLE_DEVICE_ENGINES = LLAMA_CPP_ENGINES
 # Engines the scoring engine models as runtimes of their own (``inference.runtime``: llama.cpp's
 # decode kernels, recommender/scoring/issue_rate.py; vLLM's V0 host loop,
 # serving_step.VLLM_V0_STEP_S): rows name them as the recipe spells them.
@@ -305,7 +306,7 @@ def _layer_split_stages(r: dict[str, str]) -> int:
     (ggml-org/llama.cpp docs/multi-gpu.md: each GPU holds a contiguous slice of the layers and
     their KV cache), one stage per GPU."""
     gpus = _int(r["gpus"]) or 1
-    if r["engine"] == "llama.cpp" and not r["tensor_parallel"] and gpus > 1:
+    if r["engine"] in LLAMA_CPP_ENGINES and not r["tensor_parallel"] and gpus > 1:
         return gpus
     return 1
 

@@ -31,7 +31,10 @@ Sharding = Literal["auto", "none", "zero1", "zero2", "zero3"]
 Offload = Literal["auto", "none", "optimizer"]
 WeightFormat = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 # Serving runtimes the engine models apart from the default (``ServingSpec.runtime``).
-ServingRuntime = Literal["llama.cpp", "vllm-v0"]
+# ``llama.cpp-2024`` is llama.cpp between its CUDA graphs (ggml-org/llama.cpp#6766, May 2024)
+# and their use with several GPUs (#13814, May 2025): the same kernels, launched one by one
+# when a model is split over GPUs (``serving_step.uncaptured_decode_s``).
+ServingRuntime = Literal["llama.cpp", "llama.cpp-2024", "vllm-v0"]
 KvFormat = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 ParallelDegree = Literal["auto"] | Annotated[int, Field(ge=1, le=1024)]
 # Most tensor-parallel ranks a recipe may name: one NVL72 rack.
@@ -159,7 +162,10 @@ class ServingSpec(_Spec):
         description="The serving runtime, where it rather than the memory sets the decode "
         "rate: llama.cpp's CUDA matrix-vector kernels stream about as many bytes per "
         "multiprocessor cycle on every NVIDIA part, so on data-centre HBM parts (A100, H100) "
-        "they reach well under the memory's bandwidth; vLLM's V0 engine (before 0.11, and the "
+        "they reach well under the memory's bandwidth; llama.cpp-2024, its builds of May 2024 to "
+        "May 2025, replays the decode as a CUDA graph on one GPU only, so split over several "
+        "(pipeline_parallel) every kernel is launched from the host, ~14 us a layer a token; "
+        "vLLM's V0 engine (before 0.11, and the "
         "fallback of 0.10 for models its V1 engine lacks, such as Whisper) leaves the GPU idle "
         "~4 ms between decode steps while its Python scheduler, input preparation and sampler "
         "run. Unset: an engine whose decode streams at the memory's rate with ~1 ms of host "

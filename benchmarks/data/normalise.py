@@ -115,7 +115,10 @@ ENGINE_BY_FAMILY = {
     "sglang": "sglang",
     "datacrunch-h200": "sglang",
     "fastertransformer": "fastertransformer",
-    "llamacpp-gpu-benchmarks": "llama.cpp",
+    # Its notebooks (XiongjieDai/GPU-Benchmarks-on-LLM-Inference@aa72e0ec, "LLaMA 3/*_v3.ipynb")
+    # build llama.cpp 2824-2843 (May 2024) with -DGGML_CUDA_USE_GRAPHS: the runtime of the
+    # builds that replay CUDA graphs on one GPU only (recipe.ServingRuntime).
+    "llamacpp-gpu-benchmarks": "llama.cpp-2024",
 }
 # Sources that compare engines name the one each row ran on in `software`.
 ENGINE_KEYWORDS = (

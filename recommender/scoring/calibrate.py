@@ -27,6 +27,7 @@ from recommender.scoring.calibration import (
     precision_class,
 )
 from recommender.scoring.hardware import MEASURED_KEY, Capabilities, capabilities
+from recommender.scoring.issue_rate import kernels_of
 from recommender.scoring.memory import StateBytes, state_bytes
 from recommender.scoring.multinode import ClusterHardware, plan_clusters
 from recommender.scoring.predict import Rows, predict_rows
@@ -160,7 +161,7 @@ def _parameters(
         _scalar_param("comm_overlap", DEMAND_SIGMA, EFFICIENCY_MAX),
         _scalar_param("interconnect_efficiency", EFFICIENCY_SIGMA, EFFICIENCY_MAX),
     ]
-    runtimes = {o.workload.inference.runtime for o in obs if o.workload.inference is not None}
+    runtimes = {kernels_of(o.workload.inference.runtime) for o in obs if o.workload.inference}
     for runtime in sorted(r for r in runtimes if r in cal.decode_bytes_per_sm_cycle):
         params.append(_dict_param("decode_bytes_per_sm_cycle", runtime, RUNTIME_LIMIT_SIGMA))
     return params, cal

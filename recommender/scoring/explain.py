@@ -8,7 +8,9 @@ fit (the memory remedies).
 
 from __future__ import annotations
 
+from recommender.scoring.issue_rate import kernels_of
 from recommender.scoring.predict import BOTTLENECKS
+from recommender.scoring.serving_step import uncaptured_decode
 from recommender.workload import Workload
 
 __all__ = [
@@ -36,6 +38,14 @@ RUNTIME_HBM_ADVICE = {
         "memory's rate."
     ),
 }
+
+# A llama.cpp build that launches a split model's decode kernels one by one
+# (``serving_step.uncaptured_decode_s``).
+UNCAPTURED_SPLIT_ADVICE = (
+    "This llama.cpp build launches every decode kernel from the host when the model is split "
+    "over GPUs (CUDA graphs only on one GPU until ggml-org/llama.cpp#13814, May 2025): a newer "
+    "build, or one GPU that holds the model, replays each token as one graph."
+)
 
 BOTTLENECK_ADVICE: dict[str, list[str]] = {
     "input-pipeline": [
@@ -110,8 +120,10 @@ def bottleneck_advice(w: Workload, bottleneck: str, utilization: float) -> list[
                 "throughput on Hopper, Ada and newer."
             )
     runtime = w.inference.runtime if w.inference is not None else None
-    if bottleneck == "memory-bandwidth" and runtime in RUNTIME_HBM_ADVICE:
-        out[out.index(HBM_ADVICE)] = RUNTIME_HBM_ADVICE[runtime]
+    if bottleneck == "memory-bandwidth" and kernels_of(runtime) in RUNTIME_HBM_ADVICE:
+        out[out.index(HBM_ADVICE)] = RUNTIME_HBM_ADVICE[kernels_of(runtime)]
+    if w.inference is not None and uncaptured_decode(w, w.inference.pipeline_parallel):
+        out.append(UNCAPTURED_SPLIT_ADVICE)
     if bottleneck == "memory-bandwidth" and w.model.execution == "eager":
         out.append("Run compiled (torch.compile) to fuse element-wise kernels.")
     if w.is_llm_serving and bottleneck not in TRANSFER_BOUND and utilization < HOST_LOOP_ADVICE:

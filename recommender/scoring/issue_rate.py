@@ -30,7 +30,13 @@ from recommender.catalog.schema import Accelerator
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.hardware import achievable_bandwidth
 
-__all__ = ["FP32_LANES_PER_SM", "runtime_bandwidth_cap", "runtime_limit_note", "sm_cycles_per_s"]
+__all__ = [
+    "FP32_LANES_PER_SM",
+    "kernels_of",
+    "runtime_bandwidth_cap",
+    "runtime_limit_note",
+    "sm_cycles_per_s",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -52,6 +58,15 @@ FP32_LANES_PER_SM = {
 }
 FP32_LANES_PER_SM_BY_CHIP = {"GP100": 64, "GA100": 64}
 FLOPS_PER_LANE_CYCLE = 2.0  # one fused multiply-add
+# Dated builds of a runtime that run its decode kernels unchanged and differ in how they launch
+# them (``serving_step.uncaptured_decode_s``): the calibration keys the kernels' limit by the
+# runtime they are, so both spellings share one fitted value.
+KERNELS_OF = {"llama.cpp-2024": "llama.cpp"}
+
+
+def kernels_of(runtime: str | None) -> str:
+    """The runtime whose decode kernels ``runtime`` runs ("" for none)."""
+    return KERNELS_OF.get(runtime or "", runtime or "")
 
 
 def sm_cycles_per_s(acc: Accelerator) -> float | None:
@@ -69,7 +84,7 @@ def runtime_bandwidth_cap(
     """Per accelerator, the bytes/s a decode step of ``runtime`` streams at most: its fitted
     bytes per SM-cycle (``Calibration.decode_bytes_per_sm_cycle``) times the part's SM-cycles
     per second; infinite for a runtime with no such limit or a part with no cycle rate."""
-    per_cycle = cal.decode_bytes_per_sm_cycle.get(runtime or "")
+    per_cycle = cal.decode_bytes_per_sm_cycle.get(kernels_of(runtime))
     caps = np.full(len(accs), np.inf)
     if per_cycle is None:
         return caps
@@ -83,7 +98,7 @@ def runtime_bandwidth_cap(
 def runtime_limit_note(acc: Accelerator, runtime: str | None, cal: Calibration) -> str | None:
     """What the plan assumes of ``runtime``'s decode kernels on ``acc``, where they, not the
     memory, set the rate (None where they do not)."""
-    per_cycle = cal.decode_bytes_per_sm_cycle.get(runtime or "")
+    per_cycle = cal.decode_bytes_per_sm_cycle.get(kernels_of(runtime))
     cycles = sm_cycles_per_s(acc)
     if per_cycle is None or cycles is None:
         return None

@@ -48,6 +48,7 @@ from recommender.scoring.serving_step import (
     decoder_prompt,
     kv_bytes_per_sequence,
     prefill,
+    uncaptured_decode_s,
 )
 from recommender.scoring.shape import BYTES_PER_ELEMENT
 
@@ -92,7 +93,7 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     mb = np.maximum(b / n, 1.0)
     context = decoder_prompt(s, spec.prompt_tokens) + steps / 2.0
     decode, memory_bound, _ = decode_step(w, s, on_grid, g, mb, context, wb, kvb, ctx.calibration)
-    token = decode + (n - 1.0) * P2P_LATENCY_S
+    token = decode + (n - 1.0) * P2P_LATENCY_S + uncaptured_decode_s(w, s, n)
     prefill_time = prefill(s, on_grid, g, float(spec.prompt_tokens), ctx.calibration)
     cycle, tpot, ttft, latency = request_timing(w, token, prefill_time, mb)
     busy, held = occupancy(w, b, cycle, ttft)

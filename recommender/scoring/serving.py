@@ -41,6 +41,7 @@ from recommender.scoring.serving_step import (
     kv_bytes_per_sequence,
     prefill,
     stage_handoff_s,
+    uncaptured_decode_s,
 )
 from recommender.scoring.shape import BYTES_PER_ELEMENT, Shape
 from recommender.workload import Workload
@@ -159,6 +160,7 @@ def plan_serving(
     prompt = float(spec.prompt_tokens)
     hand_offs = pp - 1.0  # a token's pass (and a prompt's) crosses each stage boundary once
     decode = decode + hand_offs * stage_handoff_s(r, micro, s.hidden)
+    decode = decode + uncaptured_decode_s(w, s, pp)  # a split's launches in some llama.cpp builds
     prefill_time = prefill(s, r, tp, prompt, cal) + hand_offs * stage_handoff_s(r, prompt, s.hidden)
     out = float(spec.output_tokens)
     cycle, tpot, ttft, latency = request_timing(w, decode, prefill_time, micro, waiting * micro / b)

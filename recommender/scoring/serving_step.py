@@ -38,6 +38,8 @@ __all__ = [
     "prefill",
     "serving_execution",
     "stage_handoff_s",
+    "uncaptured_decode",
+    "uncaptured_decode_s",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -74,6 +76,17 @@ TRITON_LAUNCH_S = 1e-4
 # ``vllm-v0`` and the steps are captured; an eager V0 loop (``--enforce-eager``) launches
 # every kernel from Python and keeps the eager loop's ``serving_step_s``.
 VLLM_V0_STEP_S = 4e-3
+# Host time a llama.cpp decode step pays per layer when it launches the step's kernels one by
+# one instead of replaying them as a CUDA graph. ggml-org/llama.cpp#6766 (merged 2024-05-08)
+# captures the batch-1 decode; in its review JohannesGaessler times an RTX 4090 at 149.28
+# tokens/s on master and 159.67 with the graphs (llama 8B Q4_0, tg128): 0.436 ms a token over
+# the model's 32 layers, 13.6 us a layer. With the model split over GPUs the scheduler's
+# pipeline-parallel input copies change the graph every token, and "CUDA graphs could not be
+# used" until #13814 (slaren, 2025-05-27): builds between the two (``runtime:
+# llama.cpp-2024``, which the development set's May 2024 llama.cpp rows, builds 2824-2843,
+# state) pay it on more than one GPU; earlier builds pay it on one GPU as well.
+LLAMA_CPP_UNCAPTURED_LAYER_S = (1.0 / 149.28 - 1.0 / 159.67) / 32.0
+UNCAPTURED_SPLIT_RUNTIMES = frozenset({"llama.cpp-2024"})
 # Host time to launch one kernel from an eager PyTorch loop: the PyTorch blog "Accelerating
 # Generative AI with PyTorch II: GPT, Fast" (2023) times the eager Llama-2-7B decode loop at
 # 39 ms a step on an A100, which launches 32 x 40 + 23 = 1,303 kernels
@@ -163,6 +176,22 @@ def decode_step(
     sequences = _sequence_host_s(w, execution, b, cal)
     step = gemm + attention + comm + kernels + host + sequences
     return np.asarray(step), np.asarray(memory_bound), np.asarray(host + sequences)
+
+
+def uncaptured_decode(w: Workload, stages: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Whether ``w``'s decode launches its kernels one by one over ``stages`` GPUs of a layer
+    split: a llama.cpp build that captures CUDA graphs on one GPU only
+    (``UNCAPTURED_SPLIT_RUNTIMES``) with more than one stage."""
+    spec = w.inference
+    split = np.asarray(stages, dtype=np.float64) > 1.0
+    return np.asarray(split & (spec is not None and spec.runtime in UNCAPTURED_SPLIT_RUNTIMES))
+
+
+def uncaptured_decode_s(w: Workload, s: Shape, stages: npt.ArrayLike) -> FloatArray:
+    """Seconds a decode step of ``w`` adds over ``stages`` GPUs for launching its kernels from
+    the host (``LLAMA_CPP_UNCAPTURED_LAYER_S`` a layer) where it replays no CUDA graph."""
+    per_step = decode_layers(s) * LLAMA_CPP_UNCAPTURED_LAYER_S
+    return np.asarray(np.where(uncaptured_decode(w, stages), per_step, 0.0))
 
 
 def engine_step_s(w: Workload, execution: str, cal: Calibration) -> float:

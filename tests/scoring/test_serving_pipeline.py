@@ -11,7 +11,15 @@ from pydantic import ValidationError
 
 from recommender import predict, recommend
 from recommender.catalog import Catalog
-from recommender.scoring.serving_step import EAGER_LAUNCH_S, Rates, stage_handoff_s
+from recommender.scoring.calibration import default_calibration
+from recommender.scoring.explain import UNCAPTURED_SPLIT_ADVICE, bottleneck_advice
+from recommender.scoring.issue_rate import kernels_of, runtime_bandwidth_cap
+from recommender.scoring.serving_step import (
+    EAGER_LAUNCH_S,
+    LLAMA_CPP_UNCAPTURED_LAYER_S,
+    Rates,
+    stage_handoff_s,
+)
 from recommender.workload import Workload
 
 from .conftest import single_stream_decode
@@ -110,3 +118,40 @@ def test_stages_must_fit_the_instances_gpus(catalog: Catalog) -> None:
     for bad in (0, 17):
         with pytest.raises(ValidationError, match="pipeline_parallel"):
             _decode("llama-3-8b", pipeline_parallel=bad)
+
+
+def test_a_2024_llama_cpp_launches_a_split_models_kernels_one_by_one(catalog: Catalog) -> None:
+    """llama.cpp builds of May 2024 - May 2025 replay the decode as a CUDA graph on one GPU
+    only: split over GPUs, each token's kernels launch from the host, 13.6 us a layer (the
+    difference ggml-org/llama.cpp#6766's review times on an RTX 4090: 149.28 tokens/s launched,
+    159.67 replayed, for a 32-layer 8B model). On one GPU the dated build decodes as today's;
+    over four, each token is 32 layers' launches slower, and the plan advises the newer build."""
+
+    def per_token(runtime: str, gpus: int) -> float:
+        w = _decode("llama-3-8b", pipeline_parallel=gpus, runtime=runtime)
+        p = predict(w, "L4", gpus, catalog=catalog)
+        assert p.fits_in_memory
+        return 1.0 / (p.throughput * 512)
+
+    launched = 1.0 / (1.0 / 159.67 + 32 * LLAMA_CPP_UNCAPTURED_LAYER_S)  # the review's master
+    assert launched == pytest.approx(149.28)
+    assert per_token("llama.cpp-2024", 1) == pytest.approx(per_token("llama.cpp", 1), rel=1e-9)
+    extra = per_token("llama.cpp-2024", 4) - per_token("llama.cpp", 4)
+    assert extra == pytest.approx(32 * LLAMA_CPP_UNCAPTURED_LAYER_S, rel=1e-6)
+    for runtime, gpus, advised in (("llama.cpp-2024", 4, True), ("llama.cpp-2024", 1, False),
+                                   ("llama.cpp", 4, False)):  # fmt: skip
+        w = _decode("llama-3-8b", pipeline_parallel=gpus, runtime=runtime)
+        assert (UNCAPTURED_SPLIT_ADVICE in bottleneck_advice(w, "memory-bandwidth", 1.0)) is advised
+
+
+def test_a_dated_llama_cpp_build_runs_the_same_kernels(catalog: Catalog) -> None:
+    """``llama.cpp-2024`` differs from ``llama.cpp`` in how it launches its decode kernels,
+    not in them: both are held to the calibration's one bytes-per-SM-cycle limit, which a fit
+    on either's rows moves alike."""
+    assert kernels_of("llama.cpp-2024") == kernels_of("llama.cpp") == "llama.cpp"
+    assert kernels_of(None) == "" and kernels_of("vllm-v0") == "vllm-v0"
+    accs = [catalog.accelerator("A100-SXM4-80GB"), catalog.accelerator("L4")]
+    cal = default_calibration()
+    dated = runtime_bandwidth_cap(accs, "llama.cpp-2024", cal)
+    assert np.all(np.isfinite(dated[:1]))
+    np.testing.assert_array_equal(dated, runtime_bandwidth_cap(accs, "llama.cpp", cal))

@@ -46,6 +46,7 @@ from recommender.scoring.serving_step import (
     Rates,
     decode_step,
     decoder_prompt,
+    graphless_parts,
     kv_bytes_per_sequence,
     prefill,
     uncaptured_decode_s,
@@ -93,7 +94,8 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     mb = np.maximum(b / n, 1.0)
     context = decoder_prompt(s, spec.prompt_tokens) + steps / 2.0
     decode, memory_bound, _ = decode_step(w, s, on_grid, g, mb, context, wb, kvb, ctx.calibration)
-    token = decode + (n - 1.0) * P2P_LATENCY_S + uncaptured_decode_s(w, s, n)
+    graphless = graphless_parts(w, list(ctx.catalog.accelerators), hw.acc).reshape(1, n_c, 1)
+    token = decode + (n - 1.0) * P2P_LATENCY_S + uncaptured_decode_s(w, s, n, graphless)
     prefill_time = prefill(s, on_grid, g, float(spec.prompt_tokens), ctx.calibration)
     cycle, tpot, ttft, latency = request_timing(w, token, prefill_time, mb)
     busy, held = occupancy(w, b, cycle, ttft)

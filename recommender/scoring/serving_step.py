@@ -17,11 +17,13 @@ cost before they choose.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from recommender.catalog.schema import Accelerator
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.shape import Shape
 from recommender.scoring.step_time import allreduce_latency_s
@@ -34,6 +36,7 @@ __all__ = [
     "decode_step",
     "decoder_prompt",
     "engine_step_s",
+    "graphless_parts",
     "kv_bytes_per_sequence",
     "prefill",
     "serving_execution",
@@ -87,6 +90,10 @@ VLLM_V0_STEP_S = 4e-3
 # state) pay it on more than one GPU; earlier builds pay it on one GPU as well.
 LLAMA_CPP_UNCAPTURED_LAYER_S = (1.0 / 149.28 - 1.0 / 159.67) / 32.0
 UNCAPTURED_SPLIT_RUNTIMES = frozenset({"llama.cpp-2024"})
+# Architectures those builds capture no graph on at all, one GPU or several: "disabling CUDA
+# graphs due to GPU architecture" below compute capability 8.0 (ggml-cuda.cu as #6766 left it;
+# #25749 later enabled them on Volta and Turing).
+GRAPHLESS_ARCHITECTURES = frozenset({"pascal", "volta", "turing"})
 # Host time to launch one kernel from an eager PyTorch loop: the PyTorch blog "Accelerating
 # Generative AI with PyTorch II: GPT, Fast" (2023) times the eager Llama-2-7B decode loop at
 # 39 ms a step on an A100, which launches 32 x 40 + 23 = 1,303 kernels
@@ -178,20 +185,38 @@ def decode_step(
     return np.asarray(step), np.asarray(memory_bound), np.asarray(host + sequences)
 
 
-def uncaptured_decode(w: Workload, stages: npt.ArrayLike) -> npt.NDArray[np.bool_]:
-    """Whether ``w``'s decode launches its kernels one by one over ``stages`` GPUs of a layer
-    split: a llama.cpp build that captures CUDA graphs on one GPU only
-    (``UNCAPTURED_SPLIT_RUNTIMES``) with more than one stage."""
+def uncaptured_decode(
+    w: Workload, stages: npt.ArrayLike, graphless: npt.ArrayLike = False
+) -> BoolArray:
+    """Whether ``w``'s decode launches its kernels one by one: a llama.cpp build that replays
+    CUDA graphs on one GPU only (``UNCAPTURED_SPLIT_RUNTIMES``) over more than one of
+    ``stages``, or on a part whose architecture those builds never capture on
+    (``graphless``: ``GRAPHLESS_ARCHITECTURES``)."""
     spec = w.inference
-    split = np.asarray(stages, dtype=np.float64) > 1.0
-    return np.asarray(split & (spec is not None and spec.runtime in UNCAPTURED_SPLIT_RUNTIMES))
+    if spec is None or spec.runtime not in UNCAPTURED_SPLIT_RUNTIMES:
+        return np.zeros(np.broadcast(np.asarray(stages), np.asarray(graphless)).shape, dtype=bool)
+    return np.asarray((np.asarray(stages, dtype=np.float64) > 1.0) | np.asarray(graphless))
 
 
-def uncaptured_decode_s(w: Workload, s: Shape, stages: npt.ArrayLike) -> FloatArray:
-    """Seconds a decode step of ``w`` adds over ``stages`` GPUs for launching its kernels from
-    the host (``LLAMA_CPP_UNCAPTURED_LAYER_S`` a layer) where it replays no CUDA graph."""
+def graphless_parts(w: Workload, accs: Sequence[Accelerator], acc: npt.ArrayLike) -> BoolArray:
+    """Per catalog index in ``acc``, whether ``w``'s runtime captures no CUDA graph on that
+    part's architecture (all False for a runtime that does)."""
+    index = np.asarray(acc, dtype=np.int64)
+    spec = w.inference
+    if spec is None or spec.runtime not in UNCAPTURED_SPLIT_RUNTIMES:
+        return np.zeros(index.shape, dtype=bool)
+    older = np.array([a.architecture in GRAPHLESS_ARCHITECTURES for a in accs], dtype=bool)
+    return np.asarray(older[index])
+
+
+def uncaptured_decode_s(
+    w: Workload, s: Shape, stages: npt.ArrayLike, graphless: npt.ArrayLike = False
+) -> FloatArray:
+    """Seconds a decode step of ``w`` adds for launching its kernels from the host
+    (``LLAMA_CPP_UNCAPTURED_LAYER_S`` a layer) where it replays no CUDA graph
+    (``uncaptured_decode``)."""
     per_step = decode_layers(s) * LLAMA_CPP_UNCAPTURED_LAYER_S
-    return np.asarray(np.where(uncaptured_decode(w, stages), per_step, 0.0))
+    return np.asarray(np.where(uncaptured_decode(w, stages, graphless), per_step, 0.0))
 
 
 def engine_step_s(w: Workload, execution: str, cal: Calibration) -> float:

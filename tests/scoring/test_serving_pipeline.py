@@ -155,3 +155,19 @@ def test_a_dated_llama_cpp_build_runs_the_same_kernels(catalog: Catalog) -> None
     dated = runtime_bandwidth_cap(accs, "llama.cpp-2024", cal)
     assert np.all(np.isfinite(dated[:1]))
     np.testing.assert_array_equal(dated, runtime_bandwidth_cap(accs, "llama.cpp", cal))
+
+
+def test_a_2024_llama_cpp_captures_no_graph_below_ampere(catalog: Catalog) -> None:
+    """Those builds also capture no graph below compute capability 8.0 ("disabling CUDA graphs
+    due to GPU architecture"): on one T4 (Turing) the dated build pays the launches that an
+    A10G (Ampere) does not; today's build captures on both."""
+
+    def per_token(runtime: str, acc: str) -> float:
+        p = predict(_decode("llama-3-8b", runtime=runtime), acc, 1, catalog=catalog)
+        assert p.fits_in_memory
+        return 1.0 / (p.throughput * 512)
+
+    launches = 32 * LLAMA_CPP_UNCAPTURED_LAYER_S
+    t4 = per_token("llama.cpp-2024", "T4") - per_token("llama.cpp", "T4")
+    assert t4 == pytest.approx(launches, rel=1e-6)
+    assert per_token("llama.cpp-2024", "A10G") == pytest.approx(per_token("llama.cpp", "A10G"))

@@ -164,7 +164,7 @@ class ServingSpec(_Spec):
         "multiprocessor cycle on every NVIDIA part, so on data-centre HBM parts (A100, H100) "
         "they reach well under the memory's bandwidth; llama.cpp-2024, its builds of May 2024 to "
         "May 2025, replays the decode as a CUDA graph on one GPU only, so split over several "
-        "(pipeline_parallel) every kernel is launched from the host, ~14 us a layer a token; "
+        "(pipeline_parallel) every kernel is launched from the host, ~27 us a layer a token; "
         "vLLM's V0 engine (before 0.11, and the "
         "fallback of 0.10 for models its V1 engine lacks, such as Whisper) leaves the GPU idle "
         "~4 ms between decode steps while its Python scheduler, input preparation and sampler "

@@ -81,14 +81,18 @@ TRITON_LAUNCH_S = 1e-4
 VLLM_V0_STEP_S = 4e-3
 # Host time a llama.cpp decode step pays per layer when it launches the step's kernels one by
 # one instead of replaying them as a CUDA graph. ggml-org/llama.cpp#6766 (merged 2024-05-08)
-# captures the batch-1 decode; in its review JohannesGaessler times an RTX 4090 at 149.28
-# tokens/s on master and 159.67 with the graphs (llama 8B Q4_0, tg128): 0.436 ms a token over
-# the model's 32 layers, 13.6 us a layer. With the model split over GPUs the scheduler's
-# pipeline-parallel input copies change the graph every token, and "CUDA graphs could not be
-# used" until #13814 (slaren, 2025-05-27): builds between the two (``runtime:
+# captures the batch-1 decode; proposing it, its author times llama-2-7b.Q4_K_M on an H100
+# PCIe server at 143.35 tokens/s launched and 163.83 replayed (#6763, agray3, 2024-04-19,
+# ``--n-gpu-layers 100 -n 128``): 0.872 ms a token over the model's 32 layers, 27.3 us a layer.
+# A desktop saves half that (the PR's review: an RTX 4090 at 149.28 and 159.67 tokens/s with
+# Llama 8B Q4_0, 13.6 us a layer); the launches are the host's, and the catalog's instances and
+# the development set's RunPod hosts are servers. With the model split over GPUs the
+# scheduler's pipeline-parallel input copies change the graph every token, and "CUDA graphs
+# could not be used" until #13814 (slaren, 2025-05-27): builds between the two (``runtime:
 # llama.cpp-2024``, which the development set's May 2024 llama.cpp rows, builds 2824-2843,
-# state) pay it on more than one GPU; earlier builds pay it on one GPU as well.
-LLAMA_CPP_UNCAPTURED_LAYER_S = (1.0 / 149.28 - 1.0 / 159.67) / 32.0
+# state) pay it on more than one GPU. Builds before #6766 launched every kernel on one GPU too;
+# no runtime names them.
+LLAMA_CPP_UNCAPTURED_LAYER_S = (1.0 / 143.35 - 1.0 / 163.83) / 32.0
 UNCAPTURED_SPLIT_RUNTIMES = frozenset({"llama.cpp-2024"})
 # Architectures those builds capture no graph on at all, one GPU or several: "disabling CUDA
 # graphs due to GPU architecture" below compute capability 8.0 (ggml-cuda.cu as #6766 left it;

@@ -249,7 +249,9 @@ def build_pick(
 def _memory_advice(ctx: Context, t: OffersTable, p: Predictions) -> list[str]:
     """Remedies for the biggest GPU on offer that still cannot hold the workload alone."""
     w = ctx.workload
-    misfit = np.flatnonzero(~p.fits)
+    # an offer with fewer GPUs than one copy spans (a pinned pipeline_parallel) is left out for
+    # its GPU count, not its memory
+    misfit = np.flatnonzero(~p.fits & (p.shards <= t.gpus))
     if len(misfit) == 0:
         return []
     gpu_mem = t.gpu_memory_gb[misfit]

@@ -172,3 +172,17 @@ def test_a_2024_llama_cpp_captures_no_graph_below_ampere(catalog: Catalog) -> No
     t4 = per_token("llama.cpp-2024", "T4") - per_token("llama.cpp", "T4")
     assert t4 == pytest.approx(launches, rel=1e-6)
     assert per_token("llama.cpp-2024", "A10G") == pytest.approx(per_token("llama.cpp", "A10G"))
+
+
+def test_an_offer_with_too_few_gpus_for_the_split_is_not_a_memory_misfit(
+    catalog: Catalog,
+) -> None:
+    """Llama 3 70B in int4 pinned to two stages leaves out every 1-GPU offer for its GPU
+    count: its per-GPU need (a half of the weights) fits an 80-96 GB card, so the memory
+    advice must not read that as a host that cannot hold an offloaded optimizer (an inference
+    workload has none); it names an offer that has the GPUs and still lacks the memory."""
+    r = recommend(_decode("llama-3-70b", pipeline_parallel=2), catalog=catalog, top=3)
+    assert r.picks
+    assert not any("optimizer" in line for line in r.advice)
+    misfit = [line for line in r.advice if line.startswith("Does not fit")]
+    assert all(" 1 x " not in line for line in misfit)

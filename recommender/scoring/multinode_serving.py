@@ -46,7 +46,6 @@ from recommender.scoring.serving_step import (
     Rates,
     decode_step,
     decoder_prompt,
-    graphless_parts,
     kv_bytes_per_sequence,
     prefill,
     uncaptured_decode_s,
@@ -74,7 +73,8 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     assert spec is not None
     fmt, kv_fmt = serving_formats(w)
     wb, kvb = weight_bytes(w, fmt), BYTES_PER_ELEMENT[kv_fmt]
-    r = serving_rates(ctx.caps, list(ctx.catalog.accelerators), hw, w, ctx.calibration)
+    accs = list(ctx.catalog.accelerators)
+    r = serving_rates(ctx.caps, accs, hw, w, ctx.calibration)
     batches = np.asarray(_batch_choices(w), dtype=np.float64)
     n_b, n_c, n_k = len(batches), len(hw.acc), len(nodes)
     shape = (n_b, n_c, n_k)
@@ -94,8 +94,8 @@ def _deployments(ctx: Context, hw: Hardware, nodes: FloatArray) -> dict[str, Flo
     mb = np.maximum(b / n, 1.0)
     context = decoder_prompt(s, spec.prompt_tokens) + steps / 2.0
     decode, memory_bound, _ = decode_step(w, s, on_grid, g, mb, context, wb, kvb, ctx.calibration)
-    graphless = graphless_parts(w, list(ctx.catalog.accelerators), hw.acc).reshape(1, n_c, 1)
-    token = decode + (n - 1.0) * P2P_LATENCY_S + uncaptured_decode_s(w, s, n, graphless)
+    launches = uncaptured_decode_s(w, s, n, accs, hw.acc.reshape(1, n_c, 1))
+    token = decode + (n - 1.0) * P2P_LATENCY_S + launches
     prefill_time = prefill(s, on_grid, g, float(spec.prompt_tokens), ctx.calibration)
     cycle, tpot, ttft, latency = request_timing(w, token, prefill_time, mb)
     busy, held = occupancy(w, b, cycle, ttft)

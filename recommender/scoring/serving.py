@@ -38,7 +38,6 @@ from recommender.scoring.serving_formats import serving_formats, serving_rates, 
 from recommender.scoring.serving_step import (
     decode_step,
     decoder_prompt,
-    graphless_parts,
     kv_bytes_per_sequence,
     prefill,
     stage_handoff_s,
@@ -161,8 +160,7 @@ def plan_serving(
     prompt = float(spec.prompt_tokens)
     hand_offs = pp - 1.0  # a token's pass (and a prompt's) crosses each stage boundary once
     decode = decode + hand_offs * stage_handoff_s(r, micro, s.hidden)
-    graphless = graphless_parts(w, accs, hw.acc)  # llama.cpp builds that capture no graph
-    decode = decode + uncaptured_decode_s(w, s, pp, graphless)
+    decode = decode + uncaptured_decode_s(w, s, pp, accs, hw.acc)  # some llama.cpp builds
     prefill_time = prefill(s, r, tp, prompt, cal) + hand_offs * stage_handoff_s(r, prompt, s.hidden)
     out = float(spec.output_tokens)
     cycle, tpot, ttft, latency = request_timing(w, decode, prefill_time, micro, waiting * micro / b)

@@ -36,7 +36,6 @@ __all__ = [
     "decode_step",
     "decoder_prompt",
     "engine_step_s",
-    "graphless_parts",
     "kv_bytes_per_sequence",
     "prefill",
     "serving_execution",
@@ -189,6 +188,13 @@ def decode_step(
     return np.asarray(step), np.asarray(memory_bound), np.asarray(host + sequences)
 
 
+def _launches_split(w: Workload) -> bool:
+    """Whether ``w`` runs a llama.cpp build that replays CUDA graphs on one GPU only
+    (``UNCAPTURED_SPLIT_RUNTIMES``)."""
+    spec = w.inference
+    return spec is not None and spec.runtime in UNCAPTURED_SPLIT_RUNTIMES
+
+
 def uncaptured_decode(
     w: Workload, stages: npt.ArrayLike, graphless: npt.ArrayLike = False
 ) -> BoolArray:
@@ -196,29 +202,21 @@ def uncaptured_decode(
     CUDA graphs on one GPU only (``UNCAPTURED_SPLIT_RUNTIMES``) over more than one of
     ``stages``, or on a part whose architecture those builds never capture on
     (``graphless``: ``GRAPHLESS_ARCHITECTURES``)."""
-    spec = w.inference
-    if spec is None or spec.runtime not in UNCAPTURED_SPLIT_RUNTIMES:
-        return np.zeros(np.broadcast(np.asarray(stages), np.asarray(graphless)).shape, dtype=bool)
-    return np.asarray((np.asarray(stages, dtype=np.float64) > 1.0) | np.asarray(graphless))
-
-
-def graphless_parts(w: Workload, accs: Sequence[Accelerator], acc: npt.ArrayLike) -> BoolArray:
-    """Per catalog index in ``acc``, whether ``w``'s runtime captures no CUDA graph on that
-    part's architecture (all False for a runtime that does)."""
-    index = np.asarray(acc, dtype=np.int64)
-    spec = w.inference
-    if spec is None or spec.runtime not in UNCAPTURED_SPLIT_RUNTIMES:
-        return np.zeros(index.shape, dtype=bool)
-    older = np.array([a.architecture in GRAPHLESS_ARCHITECTURES for a in accs], dtype=bool)
-    return np.asarray(older[index])
+    split = np.asarray(stages, dtype=np.float64) > 1.0
+    return np.asarray((split | np.asarray(graphless)) & _launches_split(w))
 
 
 def uncaptured_decode_s(
-    w: Workload, s: Shape, stages: npt.ArrayLike, graphless: npt.ArrayLike = False
+    w: Workload, s: Shape, stages: npt.ArrayLike, accs: Sequence[Accelerator], acc: npt.ArrayLike
 ) -> FloatArray:
-    """Seconds a decode step of ``w`` adds for launching its kernels from the host
-    (``LLAMA_CPP_UNCAPTURED_LAYER_S`` a layer) where it replays no CUDA graph
-    (``uncaptured_decode``)."""
+    """Seconds a decode step of ``w`` over ``stages`` GPUs of the parts ``acc`` indexes in
+    ``accs`` adds for launching its kernels from the host (``LLAMA_CPP_UNCAPTURED_LAYER_S`` a
+    layer) where it replays no CUDA graph (``uncaptured_decode``); 0 for every other runtime,
+    which skips the parts' architectures."""
+    if not _launches_split(w):
+        return np.zeros(())
+    older = np.array([a.architecture in GRAPHLESS_ARCHITECTURES for a in accs], dtype=bool)
+    graphless = older[np.asarray(acc, dtype=np.int64)]
     per_step = decode_layers(s) * LLAMA_CPP_UNCAPTURED_LAYER_S
     return np.asarray(np.where(uncaptured_decode(w, stages, graphless), per_step, 0.0))
 

@@ -44,6 +44,7 @@ from recommender.models.registry import UnknownModelError, resolve_model
 from recommender.recipe import KvFormat, ServingRuntime, WeightFormat
 from recommender.scoring.calibrate import Observation
 from recommender.scoring.cluster_network import achieved_network_bytes_per_s
+from recommender.scoring.issue_rate import kernels_of
 from recommender.scoring.shape import shape_of
 from recommender.workload import Workload
 
@@ -145,9 +146,9 @@ FLASH_ATTENTION_2_SOURCES = frozenset({"torchtitan", "torchao"})
 # (``inference.memory_utilization: 1``): llama.cpp loads the weights and sizes its KV cache by
 # the context it is given (``n_ctx`` in ``llama_context_params``, ggml-org/llama.cpp
 # include/llama.h) and has no option reserving a fraction of GPU memory, unlike vLLM's
-# ``gpu_memory_utilization`` (default 0.9, the engine's default).
-LLAMA_CPP_ENGINES = frozenset({"llama.cpp", "llama.cpp-2024"})
-WHOLE_DEVICE_ENGINES = LLAMA_CPP_ENGINES
+# ``gpu_memory_utilization`` (default 0.9, the engine's default). Keyed by the runtime whose
+# kernels an engine runs (``issue_rate.kernels_of``: llama.cpp-2024 is llama.cpp).
+WHOLE_DEVICE_ENGINES = frozenset({"llama.cpp"})
 # Engines the scoring engine models as runtimes of their own (``inference.runtime``: llama.cpp's
 # decode kernels, recommender/scoring/issue_rate.py; vLLM's V0 host loop,
 # serving_step.VLLM_V0_STEP_S): rows name them as the recipe spells them.
@@ -265,6 +266,7 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
         tp = _int(r["tensor_parallel"])
         static = r["batching"] == "static"
         stages = _layer_split_stages(r)
+        whole_device = kernels_of(r["engine"]) in WHOLE_DEVICE_ENGINES
         spec["inference"] = {
             "prompt_tokens": _int(r["prompt_tokens"]) or DEFAULT_PROMPT,
             "output_tokens": _int(r["output_tokens"]) or DEFAULT_OUTPUT,
@@ -281,7 +283,7 @@ def _spec(r: dict[str, str], model: dict[str, Any]) -> dict[str, Any] | None:
             # clients; it decodes up to the generation cap
             **({"engine": "static", "max_batch": batch} if static and batch else {}),
             **({"max_output_tokens": _int(r["max_output_tokens"])} if static else {}),
-            **({"memory_utilization": 1.0} if r["engine"] in WHOLE_DEVICE_ENGINES else {}),
+            **({"memory_utilization": 1.0} if whole_device else {}),
             **({"runtime": r["engine"]} if r["engine"] in RUNTIMES else {}),
         }
         limits = MLPERF_LATENCY_LIMITS.get((r["model_key"], r["measure"]))
@@ -306,7 +308,7 @@ def _layer_split_stages(r: dict[str, str]) -> int:
     (ggml-org/llama.cpp docs/multi-gpu.md: each GPU holds a contiguous slice of the layers and
     their KV cache), one stage per GPU."""
     gpus = _int(r["gpus"]) or 1
-    if r["engine"] in LLAMA_CPP_ENGINES and not r["tensor_parallel"] and gpus > 1:
+    if kernels_of(r["engine"]) == "llama.cpp" and not r["tensor_parallel"] and gpus > 1:
         return gpus
     return 1
 

@@ -39,6 +39,9 @@ QUANTISED_BYTES = {"int4": 4.25 / 8, "fp4": 4.5 / 8}
 # Fitting how one run's formats compare (residuals across formats on one GPU) moved the shared
 # compute shares instead: MLPerf held out 12.9 -> 15.8-17.0 % with a baseline. A share measured
 # outside the development set (a kernel benchmark of int4 / int8 GEMV against fp16) would settle it.
+# The one found since does not ask for it: ggml-org/llama.cpp#6766's review times an RTX 4090 at
+# 159.67 tokens/s with Llama 8B Q4_0 and 57.85 in F16, which the fitted constants reproduce with
+# no share (159.45 and 56.01).
 # Activation formats that, with int4 weights, make the matmuls 8-bit (W4A8).
 W4A8_ACTIVATIONS = frozenset({"int8", "fp8"})
 # Fp8 weight-only kernels (Marlin) run on Ampere and newer when the chip has no fp8 units.

@@ -53,6 +53,7 @@ from accuracy_report import (
     markdown_table,
     merge,
     print_absolute_shares,
+    print_baseline_shares,
     print_scaling,
     scores_mean,
     table,
@@ -173,13 +174,21 @@ def _subsample(obs: list[Row], limit: int = FIT_ROWS) -> list[Row]:
     return [r for r in obs if id(r) in chosen]
 
 
+def fold_calibration(
+    rows: list[Row], catalog: Catalog, priors: Calibration, held: Callable[[Row], bool]
+) -> Calibration:
+    """Constants fitted (from ``priors``, on the stratified subsample) on the rows ``held``
+    leaves in: one cross-validation fold's."""
+    train = [r.observation for r in _subsample([r for r in rows if not held(r)])]
+    return fit(train, catalog, priors) if train else priors
+
+
 def modelled_without(
     rows: list[Row], catalog: Catalog, priors: Calibration, held: Callable[[Row], bool]
 ) -> np.ndarray:
-    """Every row's modelled throughput under constants fitted (from ``priors``, on the
-    stratified subsample) on the rows ``held`` leaves in: one cross-validation fold."""
-    train = [r.observation for r in _subsample([r for r in rows if not held(r)])]
-    cal = fit(train, catalog, priors) if train else priors
+    """Every row's modelled throughput under the constants of the fold that holds out the
+    rows ``held`` picks (``fold_calibration``)."""
+    cal = fold_calibration(rows, catalog, priors, held)
     return modelled_throughput([r.observation for r in rows], catalog, cal)
 
 
@@ -264,7 +273,9 @@ def print_detail(
     rows: list[Row], catalog: Catalog, modelled: np.ndarray, transfers: list[Transfer]
 ) -> None:
     """The (class, source, model) groups whose held-out error most exceeds the geometric-mean
-    reference's, summed over their pairs: where the engine loses most to the naive rule."""
+    reference's, summed over their pairs: where the engine loses most to the naive rule; then
+    the error budget with a baseline, by group and by the target's accelerator: each one's
+    points of the mean (``accuracy_report.print_baseline_shares``)."""
     groups = pair_errors(
         rows,
         catalog,
@@ -284,6 +295,24 @@ def print_detail(
             f"  {cls:<12} {source:<24} {model[:28]:<28} pairs {len(errs):>4}  "
             f"engine {engine:5.1f} %  geomean {geo:5.1f} %"
         )
+    print_baseline_shares(
+        "what adds most to the error with a baseline",
+        {
+            f"{cls:<12} {source:<24} {model}": [e for e, _ in errs]
+            for (cls, source, model), errs in groups.items()
+        },
+    )
+    by_target = pair_errors(
+        rows,
+        catalog,
+        modelled,
+        lambda b: (b.cls, b.observation.accelerator, ""),
+        transfers.__getitem__,
+    )
+    print_baseline_shares(
+        "the same by the predicted row's accelerator",
+        {f"{cls:<12} {acc}": [e for e, _ in errs] for (cls, acc, _), errs in by_target.items()},
+    )
 
 
 def predictable(rows: list[Row], catalog: Catalog, priors: Calibration) -> list[Row]:

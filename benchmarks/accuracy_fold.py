@@ -12,10 +12,14 @@ stratified subsample, the same priors) and prints, for the held-out source:
   rule's, worst excess first (their pair-weighted mean is the fold line's);
 - per group, the geometric mean of modelled / measured rate over its absolute rows (> 1: the
   engine is too fast) and their mean |error|;
-- with ``--rows``, every row: accelerator, GPUs, measured and modelled rate.
+- with ``--rows``, every row: accelerator, GPUs, measured and modelled rate;
+- with ``--constants``, the constants the fold fitted beside the shipped ones
+  (``calibration.json``, fitted on every source), those that moved most first: what the
+  held-out source alone was pulling on.
 
     python benchmarks/accuracy_fold.py mlperf-inference-v5.1
     python benchmarks/accuracy_fold.py tgi-sagemaker --rows
+    python benchmarks/accuracy_fold.py mlperf-inference-v5.1 --constants
     python benchmarks/accuracy_fold.py timm --priors      # the priors alone, nothing fitted
 
 A fold takes about a minute on two cores; ``accuracy.py`` prints the source names.
@@ -24,6 +28,7 @@ A fold takes about a minute on two cores; ``accuracy.py`` prints the source name
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 from collections.abc import Callable
@@ -33,8 +38,8 @@ import numpy as np
 from accuracy import (
     bench_catalog,
     evaluate,
+    fold_calibration,
     fold_line,
-    modelled_without,
     pair_errors,
     predictable,
     score_fold,
@@ -46,7 +51,11 @@ from published import Row, load_rows
 
 from recommender.catalog import Catalog
 from recommender.scoring.calibrate import modelled_throughput
-from recommender.scoring.calibration import Calibration, prior_calibration
+from recommender.scoring.calibration import (
+    Calibration,
+    default_calibration,
+    prior_calibration,
+)
 
 
 @dataclass(frozen=True)
@@ -57,14 +66,69 @@ class KeyErrors:
     geomean: float  # the geometric-mean rule's, on the same pairs
 
 
+def held_out_calibration(
+    rows: list[Row], catalog: Catalog, priors: Calibration, source: str, refit: bool = True
+) -> Calibration:
+    """The constants fitted without ``source`` (the priors when ``refit`` is off)."""
+    if not refit:
+        return priors
+    return fold_calibration(rows, catalog, priors, lambda r: r.source == source)
+
+
 def held_out_modelled(
     rows: list[Row], catalog: Catalog, priors: Calibration, source: str, refit: bool = True
 ) -> np.ndarray:
     """Every row's modelled rate under constants fitted without ``source`` (the priors when
     ``refit`` is off)."""
-    if not refit:
-        return modelled_throughput([r.observation for r in rows], catalog, priors)
-    return modelled_without(rows, catalog, priors, lambda r: r.source == source)
+    cal = held_out_calibration(rows, catalog, priors, source, refit)
+    return modelled_throughput([r.observation for r in rows], catalog, cal)
+
+
+@dataclass(frozen=True)
+class Drift:
+    name: str  # the constant, as calibration.json names it ("compute.hopper:tensor")
+    fold: float | None  # fitted without the held-out source (None: the fold has no such key)
+    shipped: float | None  # fitted on every source
+
+
+def _numbers(cal: Calibration) -> dict[str, float]:
+    """The calibration's numeric constants that a fold fits, a dict's entries as
+    ``field.key``. The baseline-transfer exponents are fitted apart, on the fold's pairs
+    (its line prints them), and a fold's calibration carries the priors' in their place."""
+    out: dict[str, float] = {}
+    for name, value in cal.to_json().items():
+        if name == "baseline_transfer":
+            continue
+        if isinstance(value, dict):
+            out.update(
+                {f"{name}.{k}": float(v) for k, v in value.items() if isinstance(v, int | float)}
+            )
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            out[name] = float(value)
+    return out
+
+
+def constant_drift(fold: Calibration, shipped: Calibration, least: float = 0.05) -> list[Drift]:
+    """The constants that differ by more than ``least`` (relative) between the fold's fit and
+    the shipped one, or that only one of them has, the largest move (in log ratio) first."""
+    a, b = _numbers(fold), _numbers(shipped)
+    out = []
+    for name in sorted(set(a) | set(b)):
+        x, y = a.get(name), b.get(name)
+        if (
+            x is not None
+            and y is not None
+            and (x == y or (x > 0 and y > 0 and abs(x / y - 1.0) <= least))
+        ):
+            continue
+        out.append(Drift(name, x, y))
+
+    def move(d: Drift) -> float:
+        if d.fold is None or d.shipped is None or d.fold <= 0 or d.shipped <= 0:
+            return math.inf
+        return abs(math.log(d.fold / d.shipped))
+
+    return sorted(out, key=lambda d: -move(d))
 
 
 def key_errors(
@@ -118,6 +182,11 @@ def main() -> int:
     parser.add_argument("source", help="the source family to hold out (accuracy.py names them)")
     parser.add_argument("--rows", action="store_true", help="also print every held-out row")
     parser.add_argument("--priors", action="store_true", help="score the priors, no fitting")
+    parser.add_argument(
+        "--constants",
+        action="store_true",
+        help="also print the fold's constants beside the shipped ones",
+    )
     args = parser.parse_args()
     catalog = bench_catalog()
     priors = prior_calibration()
@@ -125,7 +194,8 @@ def main() -> int:
     sources = sorted({r.source for r in rows})
     if args.source not in sources:
         parser.error(f"no source {args.source!r}; the sources are: {', '.join(sources)}")
-    modelled = held_out_modelled(rows, catalog, priors, args.source, refit=not args.priors)
+    cal = held_out_calibration(rows, catalog, priors, args.source, refit=not args.priors)
+    modelled = modelled_throughput([r.observation for r in rows], catalog, cal)
     part, transfer = fold_scores(rows, catalog, modelled, args.source, refit=not args.priors)
     print(fold_line(args.source, sum(r.source == args.source for r in rows), part, transfer))
     print("\nwith a baseline, by workload key (worst against the geometric-mean rule first):")
@@ -139,6 +209,12 @@ def main() -> int:
         print(
             f"  {g.group[:70]:<70} rows {g.rows:>3}  ratio {g.ratio:5.2f}  |error| {g.error:6.1f} %"
         )
+    if args.constants:
+        print(f"\nconstants fitted without {args.source} (beside the shipped calibration.json):")
+        for d in constant_drift(cal, default_calibration()):
+            fold = "-" if d.fold is None else f"{d.fold:.4g}"
+            shipped = "-" if d.shipped is None else f"{d.shipped:.4g}"
+            print(f"  {d.name:<44} fold {fold:>10}  shipped {shipped:>10}")
     if args.rows:
         print("\nrows (rate in the engine's unit: samples or requests per s per instance):")
         held = [(r, m) for r, m in zip(rows, modelled, strict=True) if r.source == args.source]

@@ -1,6 +1,7 @@
 """The accuracy report's presentation: errors gathered per workload class, the per-class table
 (plain text and the README's markdown), the scaling-efficiency summary, the groups that add
-most to the error without a baseline, and every row's held-out rate as a CSV file.
+most to the error with a baseline and without one, and every row's held-out rate as a CSV
+file.
 
 ``accuracy.py`` scores and cross-validates; this module only shapes what it found for
 reading, so the two can change separately (``accuracy_floor.py`` prints the same tables).
@@ -160,6 +161,60 @@ def print_absolute_shares(rows: list[Row], modelled: np.ndarray, limit: int = 12
         print(
             f"  {g.rows * g.error / scored:5.2f}  {g.group[:66]:<66} rows {g.rows:>4}  "
             f"modelled / measured {g.ratio:5.2f}"
+        )
+
+
+# The with-baseline goal (issue 15: leave-one-source-out mean |error| <= 10 %): the budget
+# view says how many points of the mean lie above it, group by group.
+BASELINE_GOAL_PCT = 10.0
+
+
+@dataclass(frozen=True)
+class BaselineShare:
+    group: str
+    pairs: int
+    mean: float  # the group's own mean |error| %
+    points: float  # the group's summed |error| over every scored pair: its points of the mean
+    excess: float  # the same for the part of each error above BASELINE_GOAL_PCT
+
+
+def baseline_shares(
+    errors: dict[str, list[float]], goal: float = BASELINE_GOAL_PCT
+) -> list[BaselineShare]:
+    """Where the error with a baseline comes from: each group's points of the mean over every
+    pair scored (``errors``: |error| % per pair, by group), largest first. The points sum to
+    the mean; ``excess`` counts only what each pair's error has above ``goal``, so its sum is
+    what the mean would lose if no pair were off by more than the goal."""
+    total = sum(len(es) for es in errors.values())
+    if total == 0:
+        return []
+    out = [
+        BaselineShare(
+            group=group,
+            pairs=len(es),
+            mean=statistics.fmean(es),
+            points=sum(es) / total,
+            excess=sum(max(e - goal, 0.0) for e in es) / total,
+        )
+        for group, es in errors.items()
+    ]
+    return sorted(out, key=lambda s: -s.points)
+
+
+def print_baseline_shares(title: str, errors: dict[str, list[float]], limit: int = 12) -> None:
+    shares = baseline_shares(errors)
+    if not shares:
+        return
+    mean = sum(s.points for s in shares)
+    over = sum(s.excess for s in shares)
+    print(
+        f"\n{title} (held out; points of the {mean:.1f} % mean, {over:.1f} of them above "
+        f"{BASELINE_GOAL_PCT:.0f} % a pair):"
+    )
+    for s in shares[:limit]:
+        print(
+            f"  {s.points:5.2f}  {s.group[:66]:<66} pairs {s.pairs:>4}  "
+            f"mean {s.mean:5.1f} %  above {BASELINE_GOAL_PCT:.0f} %: {s.excess:5.2f}"
         )
 
 

@@ -110,3 +110,21 @@ def test_the_priors_alone_carry_the_whole_gap(
     few, catalog, modelled = two_sources
     _, transfer = fold.fold_scores(few, catalog, modelled, SOURCE, refit=False)
     assert transfer == accuracy.HABITAT
+
+
+def test_the_constants_a_fold_moved_most_come_first() -> None:
+    """A constant within 5 % of the shipped one is left out; one the fold lacks is listed
+    first, then the largest move in log ratio, up or down alike."""
+    from recommender.scoring.calibration import default_calibration
+
+    shipped = default_calibration()
+    compute = {k: v for k, v in shipped.compute.items() if k != "volta:simt"}
+    compute["hopper:tensor"] = shipped.compute["hopper:tensor"] * 1.02
+    compute["ada:tensor"] = shipped.compute["ada:tensor"] / 1.5
+    fold_cal = shipped.with_values(compute=compute, kernel_gpu_s=shipped.kernel_gpu_s * 2.0)
+    drift = fold.constant_drift(fold_cal, shipped)
+    names = [d.name for d in drift]
+    assert names == ["compute.volta:simt", "kernel_gpu_s", "compute.ada:tensor"]
+    assert drift[0].fold is None and drift[0].shipped == shipped.compute["volta:simt"]
+    assert drift[1].fold == pytest.approx(2.0 * drift[1].shipped)
+    assert fold.constant_drift(shipped, shipped) == []

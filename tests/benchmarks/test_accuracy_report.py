@@ -64,3 +64,24 @@ def test_the_rows_csv_is_refused_where_nothing_is_held_out(
     with pytest.raises(SystemExit) as exit_:
         accuracy.main()
     assert exit_.value.code == 2 and not path.exists()
+
+
+def test_the_baseline_budget_splits_the_mean_and_what_lies_above_the_goal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each group's points sum to the mean over every pair; the part above the goal counts
+    only what each pair's error has beyond it, so pairs within the goal add nothing to it."""
+    errors = {"within": [2.0, 4.0, 6.0], "over": [30.0, 10.0], "far over": [60.0]}
+    shares = report.baseline_shares(errors)
+    assert [s.group for s in shares] == ["far over", "over", "within"]
+    mean = sum(sum(es) for es in errors.values()) / 6
+    assert sum(s.points for s in shares) == pytest.approx(mean)
+    by = {s.group: s for s in shares}
+    assert by["within"].excess == 0.0 and by["within"].mean == pytest.approx(4.0)
+    assert by["over"].excess == pytest.approx(20.0 / 6)
+    assert by["far over"].excess == pytest.approx(50.0 / 6) and by["far over"].pairs == 1
+    report.print_baseline_shares("budget", errors)
+    out = capsys.readouterr().out
+    assert f"points of the {mean:.1f} % mean, {70.0 / 6:.1f} of them above 10 %" in out
+    assert out.index("far over") < out.index("within")
+    assert report.baseline_shares({}) == []

@@ -1,5 +1,6 @@
 """Measured capabilities of accelerators (``achievable.yaml``): matmul rate per dtype, memory
-bandwidth and all-reduce bus bandwidth, each from a published measurement with its source.
+bandwidth and all-reduce bus bandwidth, each from a published measurement with its source, and
+per die the DRAM latency in clock cycles.
 
 Where a figure exists the predictor starts from it instead of the datasheet times a fitted
 efficiency, so a chip's achievable fraction is tied to something measured (the same
@@ -15,7 +16,14 @@ from importlib import resources
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["FullPowerDie", "Measured", "full_power_dies", "measured"]
+__all__ = [
+    "FullPowerDie",
+    "Measured",
+    "MemoryLatency",
+    "full_power_dies",
+    "measured",
+    "memory_latency_cycles",
+]
 
 
 class Measured(BaseModel):
@@ -47,12 +55,24 @@ class FullPowerDie(BaseModel):
     source: str = Field(min_length=1)
 
 
+class MemoryLatency(BaseModel):
+    """A die's DRAM latency in its own clock cycles, as a pointer chase measures it on one of
+    its boards (``part``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    part: str = Field(min_length=1)
+    cycles: float = Field(gt=0)
+    source: str = Field(min_length=1)
+
+
 class _File(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_version: int = 1
     accelerators: dict[str, Measured]
     full_power_dies: dict[str, FullPowerDie] = Field(default_factory=dict)
+    memory_latency_cycles: dict[str, MemoryLatency] = Field(default_factory=dict)
 
 
 @cache
@@ -69,3 +89,8 @@ def measured() -> dict[str, Measured]:
 def full_power_dies() -> dict[str, FullPowerDie]:
     """Full-power reference board per die (chip name, as the catalog's ``chip``)."""
     return _file().full_power_dies
+
+
+def memory_latency_cycles() -> dict[str, MemoryLatency]:
+    """Measured DRAM latency per die (chip name, as the catalog's ``chip``)."""
+    return _file().memory_latency_cycles

@@ -12,6 +12,14 @@ reproduces it), and the development set shows the kernels reaching about 42-55 %
 or H100's HBM bandwidth where they reach 80-90 % of consumer GDDR cards', whose
 multiprocessors are fewer per byte/s of memory.
 
+The bytes a kernel keeps in flight per multiprocessor are the kernel's; the time each request
+waits is the die's DRAM latency, which a pointer chase measures in the die's own cycles
+(``achievable.yaml`` ``memory_latency_cycles``: 572 on an A100, 658 on an H100 PCIe, 632 on an
+L40). The limit is therefore stated at the A100's latency (``REFERENCE_DIE``, the part the
+prior was measured on) and scales on another die by the A100's latency over its own: an H100
+keeps 13 % fewer bytes per cycle flowing than an A100 from the same kernel. A die with no
+measurement takes the reference's.
+
 The multiprocessor-cycles per second of a part come from its datasheet FP32 peak:
 ``fp32 = 2 x FP32 lanes per SM x SMs x clock``, with the lanes per SM of its architecture
 (``FP32_LANES_PER_SM``), so no SM count or clock is stored per part: an A100's 19.5 TFLOP/s
@@ -27,12 +35,15 @@ import numpy as np
 import numpy.typing as npt
 
 from recommender.catalog.schema import Accelerator
+from recommender.scoring.achievable import memory_latency_cycles
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.hardware import achievable_bandwidth
 
 __all__ = [
     "FP32_LANES_PER_SM",
+    "REFERENCE_DIE",
     "kernels_of",
+    "latency_share",
     "runtime_bandwidth_cap",
     "runtime_limit_note",
     "sm_cycles_per_s",
@@ -62,6 +73,9 @@ FLOPS_PER_LANE_CYCLE = 2.0  # one fused multiply-add
 # them (``serving_step.uncaptured_decode_s``): the calibration keys the kernels' limit by the
 # runtime they are, so both spellings share one fitted value.
 KERNELS_OF = {"llama.cpp-2024": "llama.cpp"}
+# The die whose DRAM latency a runtime's limit (``Calibration.decode_bytes_per_sm_cycle``) is
+# stated at: GA100, the A100 80GB PCIe of ggml-org/llama.cpp#6017 that the prior reproduces.
+REFERENCE_DIE = "GA100"
 
 
 def kernels_of(runtime: str | None) -> str:
@@ -78,20 +92,38 @@ def sm_cycles_per_s(acc: Accelerator) -> float | None:
     return acc.peak_tflops.fp32 * 1e12 / (FLOPS_PER_LANE_CYCLE * lanes)
 
 
+def latency_share(acc: Accelerator) -> float:
+    """The bytes per SM-cycle a kernel streams on ``acc``'s die against the reference die's
+    (Little's law at a fixed number of bytes in flight): the reference's DRAM latency in
+    cycles over the die's; 1 for a die with no measurement."""
+    latencies = memory_latency_cycles()
+    own = latencies.get(acc.chip or "")
+    if own is None:
+        return 1.0
+    return latencies[REFERENCE_DIE].cycles / own.cycles
+
+
+def _limit(acc: Accelerator, per_cycle: float) -> float | None:
+    """Bytes/s a runtime's decode kernels stream at most on ``acc`` (None: no cycle rate)."""
+    cycles = sm_cycles_per_s(acc)
+    return None if cycles is None else per_cycle * latency_share(acc) * cycles
+
+
 def runtime_bandwidth_cap(
     accs: Sequence[Accelerator], runtime: str | None, cal: Calibration
 ) -> FloatArray:
     """Per accelerator, the bytes/s a decode step of ``runtime`` streams at most: its fitted
-    bytes per SM-cycle (``Calibration.decode_bytes_per_sm_cycle``) times the part's SM-cycles
-    per second; infinite for a runtime with no such limit or a part with no cycle rate."""
+    bytes per SM-cycle (``Calibration.decode_bytes_per_sm_cycle``, at the reference die's
+    latency) times the die's ``latency_share`` times the part's SM-cycles per second; infinite
+    for a runtime with no such limit or a part with no cycle rate."""
     per_cycle = cal.decode_bytes_per_sm_cycle.get(kernels_of(runtime))
     caps = np.full(len(accs), np.inf)
     if per_cycle is None:
         return caps
     for i, acc in enumerate(accs):
-        cycles = sm_cycles_per_s(acc)
-        if cycles is not None:
-            caps[i] = per_cycle * cycles
+        limit = _limit(acc, per_cycle)
+        if limit is not None:
+            caps[i] = limit
     return caps
 
 
@@ -102,12 +134,13 @@ def runtime_limit_note(acc: Accelerator, runtime: str | None, cal: Calibration) 
     cycles = sm_cycles_per_s(acc)
     if per_cycle is None or cycles is None:
         return None
-    limit, memory = per_cycle * cycles, achievable_bandwidth(acc, cal)
+    share = latency_share(acc)
+    limit, memory = per_cycle * share * cycles, achievable_bandwidth(acc, cal)
     if limit >= memory:
         return None
     return (
         f"{runtime}'s decode kernels stream at most {limit / 1e12:.2f} TB/s on the {acc.id} "
-        f"({per_cycle:.1f} B per SM-cycle at {cycles / 1e9:.0f} G SM-cycles/s), "
+        f"({per_cycle * share:.1f} B per SM-cycle at {cycles / 1e9:.0f} G SM-cycles/s), "
         f"{limit / memory:.0%} of what its memory delivers: an engine tuned for the part "
         "(vLLM, SGLang, TensorRT-LLM) decodes faster on it"
     )

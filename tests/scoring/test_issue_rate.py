@@ -8,12 +8,18 @@ from pydantic import ValidationError
 
 from recommender import predict
 from recommender.catalog import Catalog
+from recommender.scoring.achievable import memory_latency_cycles
 from recommender.scoring.calibrate import Observation, fit, modelled_throughput
 from recommender.scoring.calibration import (
     Calibration,
     prior_calibration,
 )
-from recommender.scoring.issue_rate import sm_cycles_per_s
+from recommender.scoring.issue_rate import (
+    REFERENCE_DIE,
+    latency_share,
+    runtime_bandwidth_cap,
+    sm_cycles_per_s,
+)
 from recommender.workload import Workload
 
 from .conftest import single_stream_decode
@@ -170,6 +176,63 @@ def test_only_a_runtimes_own_rows_move_its_limit(catalog: Catalog) -> None:
     }
     assert "decode_bytes_per_sm_cycle[llama.cpp]" in names["llama.cpp"]
     assert names[None] == names["llama.cpp"] - {"decode_bytes_per_sm_cycle[llama.cpp]"}
+
+
+def test_every_measured_latency_is_a_catalog_die_and_the_reference_is_measured(
+    catalog: Catalog,
+) -> None:
+    chips = {a.chip for a in catalog.accelerators}
+    latencies = memory_latency_cycles()
+    assert REFERENCE_DIE in latencies
+    assert set(latencies) <= chips
+    # a pointer chase to DRAM takes hundreds of cycles on every GPU measured
+    assert all(300 < lat.cycles < 1000 for lat in latencies.values())
+
+
+def test_the_limit_scales_with_the_dies_dram_latency(catalog: Catalog) -> None:
+    """Little's law at a fixed number of bytes in flight: the limit is stated at the A100's
+    latency (571.8 cycles); an H100 (658.4) keeps 13 % fewer bytes per cycle flowing, a die
+    with no measurement (GA102: the A10G) the reference's."""
+    cal = _limited(6.0)
+    names = ("A100-PCIe-80GB", "H100-PCIe-80GB", "A10G")
+    accs = [catalog.accelerator(n) for n in names]
+    caps = runtime_bandwidth_cap(accs, "llama.cpp", cal)
+    shares = [latency_share(a) for a in accs]
+    assert shares == pytest.approx([1.0, 571.8 / 658.4, 1.0])
+    for acc, cap, share in zip(accs, caps, shares, strict=True):
+        cycles = sm_cycles_per_s(acc)
+        assert cycles is not None and cap == pytest.approx(6.0 * share * cycles)
+
+
+# ggml-org/llama.cpp#6763 (agray3, 2024-04-19), proposing CUDA graphs: llama-2-7b.Q4_K_M
+# (3.80 GiB) on an H100 PCIe server, ``--n-gpu-layers 100 -n 128``: 163.83 tokens/s with the
+# decode replayed as a graph. Outside the development set, and on the die whose latency the
+# prior's A100 does not share.
+LLAMA_CPP_H100_Q4_K_M_TOKENS_PER_S = 163.83
+
+
+def test_the_h100s_latency_brings_an_outside_h100_measurement_closer(catalog: Catalog) -> None:
+    """Under the priors, which reproduce the A100 measurement, the H100 PCIe Q4_K_M decode is
+    predicted nearer what #6763 measured with the H100's own latency than with the A100's."""
+    import recommender.scoring.issue_rate as issue_rate
+
+    tg128 = single_stream_decode(
+        "llama-2-7b",
+        "int4",
+        runtime="llama.cpp",
+        prompt_tokens=1,
+        output_tokens=128,
+        weight_bits=3.80 * 2**30 * 8 / 6.74e9,
+    )
+    priors = prior_calibration()
+    own = predict(tg128, "H100-PCIe-80GB", catalog=catalog, calibration=priors).tokens_per_s
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(issue_rate, "latency_share", lambda acc: 1.0)
+        a100s = predict(tg128, "H100-PCIe-80GB", catalog=catalog, calibration=priors).tokens_per_s
+    assert own is not None and a100s is not None
+    measured = LLAMA_CPP_H100_Q4_K_M_TOKENS_PER_S
+    assert measured < own < a100s
+    assert own / a100s == pytest.approx(571.8 / 658.4, rel=0.1)
 
 
 def test_an_unknown_runtime_is_refused() -> None:

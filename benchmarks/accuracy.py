@@ -276,13 +276,19 @@ def print_detail(
     reference's, summed over their pairs: where the engine loses most to the naive rule; then
     the error budget with a baseline, by group and by the target's accelerator: each one's
     points of the mean (``accuracy_report.print_baseline_shares``)."""
-    groups = pair_errors(
+    # one pass over the pairs, keyed finely enough for both views
+    fine = pair_errors(
         rows,
         catalog,
         modelled,
-        lambda b: (b.cls, b.source, b.key.split("|")[1]),
+        lambda b: (b.cls, b.source, b.key.split("|")[1], b.observation.accelerator),
         transfers.__getitem__,
     )
+    groups: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
+    by_target: dict[str, list[float]] = defaultdict(list)
+    for (cls, source, model, acc), errs in fine.items():
+        groups[(cls, source, model)] += errs
+        by_target[f"{cls:<12} {acc}"] += [e for e, _ in errs]
 
     def excess(item: tuple[tuple[str, str, str], list[tuple[float, float]]]) -> float:
         return sum(e - g for e, g in item[1])
@@ -302,17 +308,7 @@ def print_detail(
             for (cls, source, model), errs in groups.items()
         },
     )
-    by_target = pair_errors(
-        rows,
-        catalog,
-        modelled,
-        lambda b: (b.cls, b.observation.accelerator, ""),
-        transfers.__getitem__,
-    )
-    print_baseline_shares(
-        "the same by the predicted row's accelerator",
-        {f"{cls:<12} {acc}": [e for e, _ in errs] for (cls, acc, _), errs in by_target.items()},
-    )
+    print_baseline_shares("the same by the predicted row's accelerator", by_target)
 
 
 def predictable(rows: list[Row], catalog: Catalog, priors: Calibration) -> list[Row]:

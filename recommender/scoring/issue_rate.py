@@ -132,15 +132,15 @@ def runtime_limit_note(acc: Accelerator, runtime: str | None, cal: Calibration) 
     memory, set the rate (None where they do not)."""
     per_cycle = cal.decode_bytes_per_sm_cycle.get(kernels_of(runtime))
     cycles = sm_cycles_per_s(acc)
-    if per_cycle is None or cycles is None:
+    limit = None if per_cycle is None else _limit(acc, per_cycle)
+    if limit is None or cycles is None:
         return None
-    share = latency_share(acc)
-    limit, memory = per_cycle * share * cycles, achievable_bandwidth(acc, cal)
+    memory = achievable_bandwidth(acc, cal)
     if limit >= memory:
         return None
     return (
         f"{runtime}'s decode kernels stream at most {limit / 1e12:.2f} TB/s on the {acc.id} "
-        f"({per_cycle * share:.1f} B per SM-cycle at {cycles / 1e9:.0f} G SM-cycles/s), "
+        f"({limit / cycles:.1f} B per SM-cycle at {cycles / 1e9:.0f} G SM-cycles/s), "
         f"{limit / memory:.0%} of what its memory delivers: an engine tuned for the part "
         "(vLLM, SGLang, TensorRT-LLM) decodes faster on it"
     )

@@ -52,6 +52,10 @@ BoolArray = npt.NDArray[np.bool_]
 ALLREDUCES_PER_LAYER = 2.0
 TP_ACTIVATION_BYTES = 2.0
 # Kernels per layer of a CUDA-graph-captured decode step (fused norms, QKV, attention, MLP).
+# llama.cpp's unfused graph launches 23 a layer (30 with quantised weights, each matmul's q8_1
+# input quantisation); charging it those was tried on 2026-12-07 and not kept (README,
+# "A die's DRAM latency sets what those kernels stream": held out 10.6 -> 6.7 % without a
+# baseline, but leave-one-source-out with one 11.8 -> 12.3 % through the transfer's fit).
 SERVING_KERNELS_PER_LAYER = 8.0
 # Device time per kernel of a decode step replayed as a CUDA graph (no per-kernel launch from
 # the host; ~2 us of tail and scheduling each, NVIDIA's CUDA Graphs blog measurements).

@@ -19,10 +19,10 @@ from recommender.scoring.transfer import (
     HABITAT,
     RELATIONS,
     Relation,
-    bandwidth_distance,
     exponent,
     fit_transfer,
     relation,
+    roofline_distance,
 )
 
 __all__ = [
@@ -47,7 +47,8 @@ def pair_alpha(rows: Sequence[Row], catalog: Catalog, transfer: Transfer, a: int
     """The exponent of row ``a``'s gap that ``transfer`` carries to row ``b``'s part (the
     product's ``transfer.exponent``)."""
     acc_a = catalog.accelerator(rows[a].observation.accelerator)
-    return exponent(acc_a, catalog.accelerator(rows[b].observation.accelerator), transfer)
+    acc_b = catalog.accelerator(rows[b].observation.accelerator)
+    return exponent(acc_a, acc_b, transfer, rows[a].observation.workload.precision)
 
 
 def fitted_transfer(
@@ -68,9 +69,10 @@ def fitted_transfer(
     misses = [float(modelled[b]) / rows[b].observation.throughput for _, b in chosen]
     kinds = [pair_relation(rows, catalog, a, b) for a, b in chosen]
     far = [
-        bandwidth_distance(
+        roofline_distance(
             catalog.accelerator(rows[a].observation.accelerator),
             catalog.accelerator(rows[b].observation.accelerator),
+            rows[a].observation.workload.precision,
         )
         for a, b in chosen
     ]

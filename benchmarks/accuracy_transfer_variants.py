@@ -78,20 +78,21 @@ def _per_source(t: PairTable, chosen: npt.NDArray[np.bool_]) -> FloatArray:
 class Variant:
     name: str
     label: Callable[[PairTable], npt.NDArray[np.str_]] = lambda t: t.relation
-    distance: Callable[[PairTable], FloatArray] = lambda t: t.bandwidth
+    # the shipped fade (transfer.roofline_distance): the mean of the two distances
+    distance: Callable[[PairTable], FloatArray] = lambda t: (t.bandwidth + t.compute) / 2.0
     weight: Callable[[PairTable, npt.NDArray[np.bool_]], FloatArray] = _equal
     oracle: bool = False  # fitted on the held-out pairs: a bound, not a method
 
 
 VARIANTS = (
-    Variant("shipped (relation, bandwidth fade)"),
+    Variant("shipped (relation, roofline fade)"),
     Variant("each source weighs alike", weight=_per_source),
     Variant(
         "each source weighs sqrt",
         weight=lambda t, chosen: np.sqrt(_per_source(t, chosen)),
     ),
+    Variant("fade by bandwidth distance alone", distance=lambda t: t.bandwidth),
     Variant("fade by peak FLOP/s distance", distance=lambda t: t.compute),
-    Variant("fade by mean of the two", distance=lambda t: (t.bandwidth + t.compute) / 2.0),
     Variant("fade by the larger of the two", distance=lambda t: np.maximum(t.bandwidth, t.compute)),
     Variant(
         "exponent per relation and class",

@@ -197,7 +197,9 @@ def baseline_scale(
             f"{scale:g}x)",
         )
     proven = from_baseline and b is not None and _same_run(w, b)
-    exponents = transfer_exponents(catalog.accelerators, index, cal.baseline_transfer)
+    exponents = transfer_exponents(
+        catalog.accelerators, index, cal.baseline_transfer, reference.precision
+    )
     source = f"{what}: scale {scale:.3g}x the model on {acc.id}{_carried(cal, scale)}"
     return Calibrated(scale, source, notes, exponents, (index, gpus), what, proven)
 

@@ -102,7 +102,7 @@ class Calibration:
     # by ``inference.runtime``; a runtime with no entry streams at the memory's rate.
     decode_bytes_per_sm_cycle: dict[str, float] = field(default_factory=dict)
     # Exponent of a baseline's gap to the model on other parts, by how they relate to the
-    # measured one, and its decay with their bandwidth distance (``transfer``): exponents 1
+    # measured one, and its decay with their roofline distance (``transfer``): exponents 1
     # and no decay carry the whole gap over (Habitat-style scaling).
     baseline_transfer: dict[str, float] = field(default_factory=lambda: dict(HABITAT))
     notes: dict[str, str] = field(default_factory=dict)

@@ -18,10 +18,14 @@ by ``g ** alpha`` on B, with one ``alpha`` per relation (``RELATIONS``): Habitat
 (Yu et al., USENIX ATC 2021) is ``alpha = 1`` everywhere, and the model alone ``alpha = 0``.
 
 Parts of one relation are not all alike: the share two parts have in common fades the more
-their memory systems differ, as the correlation of a random field fades with distance. The
+their rooflines differ, as the correlation of a random field fades with distance. The
 relation's ``alpha`` is therefore taken at zero distance and multiplied by
-``exp(-bandwidth_decay x |ln(bandwidth_B / bandwidth_A)|)`` (datasheet bandwidths): a baseline
-on an A100 says more about an H100 (1.6x its bandwidth) than about a T4 (a sixth of it).
+``exp(-bandwidth_decay x d)``, ``d`` the mean of the |ln| ratios of the two parts' datasheet
+memory bandwidths and of their datasheet peak FLOP/s at the precision the workload's matrices
+run at (``roofline_distance``): a baseline on an A100 says more about an H100 (1.6x its
+bandwidth, 3.2x its bf16 peak) than about a T4 (a sixth of its bandwidth, a quarter of its
+fp16 peak). The fade by bandwidth alone, shipped before 2026-12-07, is one of the forms
+``benchmarks/accuracy_transfer_variants.py`` scores.
 
 The exponents are fitted (``fit_transfer``) on pairs of published measurements of one
 workload on two parts: the ``alpha`` per relation that minimises the mean absolute error of
@@ -39,7 +43,7 @@ from typing import Literal, get_args
 import numpy as np
 import numpy.typing as npt
 
-from recommender.catalog.schema import Accelerator
+from recommender.catalog.schema import Accelerator, Precision
 
 __all__ = [
     "DECAY_KEY",
@@ -49,7 +53,9 @@ __all__ = [
     "bandwidth_distance",
     "exponent",
     "fit_transfer",
+    "peak_distance",
     "relation",
+    "roofline_distance",
     "transfer_exponents",
 ]
 
@@ -80,21 +86,47 @@ def bandwidth_distance(a: Accelerator, b: Accelerator) -> float:
     return abs(math.log(b.memory_bandwidth_gbs / a.memory_bandwidth_gbs))
 
 
-def exponent(a: Accelerator, b: Accelerator, transfer: dict[str, float]) -> float:
+def _peak_tflops(acc: Accelerator, precision: Precision) -> float:
+    """Datasheet peak at the precision ``acc``'s matrix units run ``precision`` at."""
+    # hardware imports calibration, which imports this module's HABITAT: import it here.
+    from recommender.scoring.hardware import effective_precision
+
+    return float(acc.peak_tflops.get(effective_precision(acc, precision)) or acc.peak_tflops.fp32)
+
+
+def peak_distance(a: Accelerator, b: Accelerator, precision: Precision) -> float:
+    """|ln| of the ratio of two parts' datasheet peak FLOP/s at ``precision`` (each at the
+    precision its matrix units run it at)."""
+    return abs(math.log(_peak_tflops(b, precision) / _peak_tflops(a, precision)))
+
+
+def roofline_distance(a: Accelerator, b: Accelerator, precision: Precision) -> float:
+    """How far apart two parts' rooflines are: the mean of their bandwidth and peak
+    distances."""
+    return 0.5 * (bandwidth_distance(a, b) + peak_distance(a, b, precision))
+
+
+def exponent(
+    a: Accelerator, b: Accelerator, transfer: dict[str, float], precision: Precision
+) -> float:
     """The exponent of a gap measured on ``a`` that ``b`` takes: its relation's (1 where
-    ``transfer`` lacks it), faded by the bandwidth distance at ``transfer``'s decay (none
+    ``transfer`` lacks it), faded by the roofline distance at ``transfer``'s decay (none
     where it lacks one)."""
     decay = transfer.get(DECAY_KEY, 0.0)
-    return transfer.get(relation(a, b), 1.0) * math.exp(-decay * bandwidth_distance(a, b))
+    far = roofline_distance(a, b, precision)
+    return transfer.get(relation(a, b), 1.0) * math.exp(-decay * far)
 
 
 def transfer_exponents(
-    accelerators: Sequence[Accelerator], measured: int, transfer: dict[str, float]
+    accelerators: Sequence[Accelerator],
+    measured: int,
+    transfer: dict[str, float],
+    precision: Precision,
 ) -> npt.NDArray[np.float64]:
     """The :func:`exponent` of the measured gap on every accelerator of a catalog (by index),
-    for a measurement on ``accelerators[measured]``."""
+    for a measurement on ``accelerators[measured]`` of a workload in ``precision``."""
     a = accelerators[measured]
-    return np.array([exponent(a, b, transfer) for b in accelerators])
+    return np.array([exponent(a, b, transfer, precision) for b in accelerators])
 
 
 def fit_transfer(
@@ -104,10 +136,11 @@ def fit_transfer(
     distances: npt.ArrayLike | None = None,
     weights: npt.ArrayLike | None = None,
 ) -> dict[str, float]:
-    """Exponents per relation, and the bandwidth decay, from pairs: ``gaps`` is measured /
+    """Exponents per relation, and the distance decay (``DECAY_KEY``, which keeps the name it
+    had when the distance was the bandwidth's alone), from pairs: ``gaps`` is measured /
     modelled rate on the baseline part, ``misses`` modelled / measured rate on the target
     part, ``relations`` how the target relates to the baseline and ``distances`` their
-    ``bandwidth_distance`` (None: no decay is fitted). A pair's error with exponent alpha is
+    ``roofline_distance`` (None: no decay is fitted). A pair's error with exponent alpha is
     ``|gap ** alpha x miss - 1|``; for each candidate decay, each relation's alpha minimises
     its pairs' mean, and the decay with the least total error wins. A relation with no pairs
     is left out (it keeps whatever the calibration had). ``weights`` (None: every pair alike)

@@ -165,7 +165,7 @@ def test_baseline_calibrates_the_baseline_gpu_exactly(catalog: Catalog) -> None:
     at = catalog.accelerators.index
     a100, h100 = catalog.accelerator("A100-80GB"), catalog.accelerator("H100")
     alpha = default_calibration().baseline_transfer
-    carried = transfer_exponents(catalog.accelerators, at(a100), alpha)[at(h100)]
+    carried = transfer_exponents(catalog.accelerators, at(a100), alpha, w.precision)[at(h100)]
     assert other.throughput == pytest.approx(uncalibrated.throughput / ratio**carried, rel=1e-6)
 
 

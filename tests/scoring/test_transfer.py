@@ -8,12 +8,15 @@ import pytest
 from recommender import predict
 from recommender.catalog import Catalog
 from recommender.scoring.calibration import default_calibration
+from recommender.scoring.hardware import effective_precision
 from recommender.scoring.transfer import (
     DECAY_KEY,
     RELATIONS,
     bandwidth_distance,
     fit_transfer,
+    peak_distance,
     relation,
+    roofline_distance,
     transfer_exponents,
 )
 
@@ -32,6 +35,7 @@ def test_relation_names_how_a_part_relates_to_the_measured_one(catalog: Catalog)
         catalog.accelerators,
         catalog.accelerators.index(a100),
         {"accelerator": 0.9, "architecture": 0.7},
+        "bf16",
     )
     assert exps[catalog.accelerators.index(a100)] == 0.9
     assert exps[catalog.accelerators.index(pcie)] == 0.7
@@ -66,13 +70,34 @@ def test_weights_decide_which_pairs_the_exponent_follows() -> None:
     assert list(split) == ["other", "other:llm"]  # the relations first, as the file writes them
 
 
-def test_the_share_fades_with_the_bandwidth_distance(catalog: Catalog) -> None:
+def test_the_roofline_distance_is_the_mean_of_the_two_axes(catalog: Catalog) -> None:
+    """An H100 SXM has 3.35 TB/s to an A100's 2.04 and 989 bf16 TFLOP/s to its 312 (NVIDIA
+    datasheets, the catalog's figures): the distance is the mean of the two |ln| ratios. An
+    fp8 workload compares the A100, which has no fp8 units, at the 16-bit rate its matrix
+    units fall back to (``hardware.effective_precision``), as the predictor runs it."""
+    a100, h100 = catalog.accelerator(A100), catalog.accelerator(H100)
+    bandwidth = abs(np.log(h100.memory_bandwidth_gbs / a100.memory_bandwidth_gbs))
+    peak = abs(np.log(h100.peak_tflops.bf16 / a100.peak_tflops.bf16))
+    assert bandwidth_distance(a100, h100) == pytest.approx(bandwidth)
+    assert peak_distance(a100, h100, "bf16") == pytest.approx(peak)
+    assert roofline_distance(a100, h100, "bf16") == pytest.approx((bandwidth + peak) / 2.0)
+    assert roofline_distance(h100, a100, "bf16") == pytest.approx((bandwidth + peak) / 2.0)
+    fallback = effective_precision(a100, "fp8")
+    fp8 = abs(np.log(h100.peak_tflops.fp8 / a100.peak_tflops.get(fallback)))
+    assert peak_distance(a100, h100, "fp8") == pytest.approx(fp8)
+
+
+def test_the_share_fades_with_the_roofline_distance(catalog: Catalog) -> None:
     a100, h100, t4 = (catalog.accelerator(x) for x in (A100, H100, "T4"))
     at = catalog.accelerators.index
     exps = transfer_exponents(
-        catalog.accelerators, at(a100), {"other": 0.6, "architecture": 0.8, DECAY_KEY: 0.5}
+        catalog.accelerators,
+        at(a100),
+        {"other": 0.6, "architecture": 0.8, DECAY_KEY: 0.5},
+        "fp16",
     )
-    assert exps[at(h100)] == pytest.approx(0.6 * np.exp(-0.5 * bandwidth_distance(a100, h100)))
+    far = roofline_distance(a100, h100, "fp16")
+    assert exps[at(h100)] == pytest.approx(0.6 * np.exp(-0.5 * far))
     assert exps[at(t4)] < exps[at(h100)] < 0.6  # a T4 is further from an A100 than an H100 is
     # Pairs whose shared share halves per unit of distance: the fit finds the decay.
     rng = np.random.default_rng(2)

@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from recommender.catalog.schema import Accelerator
 from recommender.scoring.calibration import Calibration
+from recommender.scoring.issue_rate import kernels_of
 from recommender.scoring.shape import Shape
 from recommender.scoring.step_time import allreduce_latency_s
 from recommender.workload import Workload
@@ -32,6 +33,7 @@ from recommender.workload import Workload
 __all__ = [
     "Rates",
     "charges_sequences",
+    "decode_kernels_per_layer",
     "decode_layers",
     "decode_step",
     "decoder_prompt",
@@ -52,11 +54,20 @@ BoolArray = npt.NDArray[np.bool_]
 ALLREDUCES_PER_LAYER = 2.0
 TP_ACTIVATION_BYTES = 2.0
 # Kernels per layer of a CUDA-graph-captured decode step (fused norms, QKV, attention, MLP).
-# llama.cpp's unfused graph launches 23 a layer (30 with quantised weights, each matmul's q8_1
-# input quantisation); charging it those was tried on 2026-12-07 and not kept (README,
-# "A die's DRAM latency sets what those kernels stream": held out 10.6 -> 6.7 % without a
-# baseline, but leave-one-source-out with one 11.8 -> 12.3 % through the transfer's fit).
 SERVING_KERNELS_PER_LAYER = 8.0
+# llama.cpp runs its ggml graph op by op, unfused: its Llama graph has 32 nodes a layer (the
+# "graph nodes = 1030" every llama.cpp log prints for a 32-layer Llama: 32 x 32 plus the
+# embedding lookup, the last layer's two output-row gathers, the final norm, its multiply and
+# the output matmul), of which 23 launch a kernel (``build_llama`` and ``llm_build_kv``: two
+# RMS norms and their weight multiplies, the Q, K, V, output, gate, up and down matmuls, two
+# RoPEs, the K and V cache copies, the KQ and KQV matmuls, the softmax, a ``cont``, SiLU, the
+# gate multiply and two residual adds; the rest are views, reshapes and permutes).
+LLAMA_CPP_KERNELS_PER_LAYER = 23.0
+# Each quantised weight matmul (mmvq) first quantises its input to q8_1 in a kernel of its own
+# (ggml-cuda ``quantize_row_q8_1_cuda``): one more per weight matrix of a layer, seven.
+LLAMA_CPP_QUANTISE_KERNELS_PER_LAYER = 7.0
+# Bytes per weight of a 16-bit checkpoint: below it, llama.cpp's weights are quantised.
+SIXTEEN_BIT_WEIGHT_BYTES = 2.0
 # Device time per kernel of a decode step replayed as a CUDA graph (no per-kernel launch from
 # the host; ~2 us of tail and scheduling each, NVIDIA's CUDA Graphs blog measurements).
 CUDA_GRAPH_KERNEL_S = 2e-6
@@ -176,7 +187,7 @@ def decode_step(
     per_kernel = (
         cal.kernel_gpu_s if execution == "eager" else min(cal.kernel_gpu_s, CUDA_GRAPH_KERNEL_S)
     )
-    kernels = SERVING_KERNELS_PER_LAYER * layers * per_kernel
+    kernels = decode_kernels_per_layer(w, wb) * layers * per_kernel
     # Memory-bound when streaming the weights and the KV cache takes longer than the matrix
     # and attention arithmetic (a long context or an encoder-decoder's cross-attention makes
     # the KV reads the larger part).
@@ -190,6 +201,19 @@ def decode_step(
     sequences = _sequence_host_s(w, execution, b, cal)
     step = gemm + attention + comm + kernels + host + sequences
     return np.asarray(step), np.asarray(memory_bound), np.asarray(host + sequences)
+
+
+def decode_kernels_per_layer(w: Workload, weight_bytes: float) -> float:
+    """Kernels one decode step launches per layer: a fused engine's
+    ``SERVING_KERNELS_PER_LAYER``, llama.cpp's unfused graph's
+    ``LLAMA_CPP_KERNELS_PER_LAYER`` and, with quantised weights (``weight_bytes`` a weight
+    below 16 bits), its input quantisations."""
+    spec = w.inference
+    if spec is None or kernels_of(spec.runtime) != "llama.cpp":
+        return SERVING_KERNELS_PER_LAYER
+    if weight_bytes < SIXTEEN_BIT_WEIGHT_BYTES:
+        return LLAMA_CPP_KERNELS_PER_LAYER + LLAMA_CPP_QUANTISE_KERNELS_PER_LAYER
+    return LLAMA_CPP_KERNELS_PER_LAYER
 
 
 def _launches_split(w: Workload) -> bool:

@@ -17,8 +17,7 @@ import numpy as np
 from published import Row
 
 from recommender.catalog import Catalog
-from recommender.catalog.schema import Accelerator
-from recommender.scoring.hardware import effective_precision
+from recommender.scoring.hardware import datasheet_peak_tflops
 
 __all__ = ["Pair", "err", "naive", "pairs", "peak_ratio", "with_baseline"]
 
@@ -44,11 +43,6 @@ def err(predicted: float, measured: float) -> float:
     return abs(predicted / measured - 1.0) * 100.0
 
 
-def _peak(acc: Accelerator, precision: str) -> float:
-    used = effective_precision(acc, precision)  # type: ignore[arg-type]
-    return float(acc.peak_tflops.get(used) or acc.peak_tflops.fp32)
-
-
 def with_baseline(
     rows: list[Row], modelled: np.ndarray, a: int, b: int, alpha: float = 1.0
 ) -> float:
@@ -64,7 +58,8 @@ def peak_ratio(rows: Sequence[Row], catalog: Catalog, a: int, b: int) -> float:
     """Datasheet peak FLOP/s of row ``b``'s part over row ``a``'s, at ``a``'s precision."""
     oa, ob = rows[a].observation, rows[b].observation
     acc_a, acc_b = catalog.accelerator(oa.accelerator), catalog.accelerator(ob.accelerator)
-    return _peak(acc_b, oa.workload.precision) / _peak(acc_a, oa.workload.precision)
+    precision = oa.workload.precision
+    return datasheet_peak_tflops(acc_b, precision) / datasheet_peak_tflops(acc_a, precision)
 
 
 def naive(rows: list[Row], catalog: Catalog, a: int, b: int, how: str) -> float:

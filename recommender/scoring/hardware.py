@@ -29,6 +29,7 @@ __all__ = [
     "Capabilities",
     "achievable_bandwidth",
     "capabilities",
+    "datasheet_peak_tflops",
     "effective_precision",
     "has_precision",
     "tf32_convolutions",
@@ -108,6 +109,12 @@ def effective_precision(
         if acc.peak_tflops.get(p) is not None:
             return p
     return "fp32"
+
+
+def datasheet_peak_tflops(acc: Accelerator, precision: Precision) -> float:
+    """``acc``'s datasheet peak TFLOP/s at the precision its matrix units run ``precision`` at
+    (``effective_precision``); its FP32 peak where the catalog gives none for that one."""
+    return float(acc.peak_tflops.get(effective_precision(acc, precision)) or acc.peak_tflops.fp32)
 
 
 @dataclass(frozen=True)

@@ -86,18 +86,13 @@ def bandwidth_distance(a: Accelerator, b: Accelerator) -> float:
     return abs(math.log(b.memory_bandwidth_gbs / a.memory_bandwidth_gbs))
 
 
-def _peak_tflops(acc: Accelerator, precision: Precision) -> float:
-    """Datasheet peak at the precision ``acc``'s matrix units run ``precision`` at."""
-    # hardware imports calibration, which imports this module's HABITAT: import it here.
-    from recommender.scoring.hardware import effective_precision
-
-    return float(acc.peak_tflops.get(effective_precision(acc, precision)) or acc.peak_tflops.fp32)
-
-
 def peak_distance(a: Accelerator, b: Accelerator, precision: Precision) -> float:
     """|ln| of the ratio of two parts' datasheet peak FLOP/s at ``precision`` (each at the
-    precision its matrix units run it at)."""
-    return abs(math.log(_peak_tflops(b, precision) / _peak_tflops(a, precision)))
+    precision its matrix units run it at: ``hardware.datasheet_peak_tflops``)."""
+    # hardware imports calibration, which imports this module's HABITAT: import it here.
+    from recommender.scoring.hardware import datasheet_peak_tflops
+
+    return abs(math.log(datasheet_peak_tflops(b, precision) / datasheet_peak_tflops(a, precision)))
 
 
 def roofline_distance(a: Accelerator, b: Accelerator, precision: Precision) -> float:

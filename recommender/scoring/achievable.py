@@ -1,6 +1,6 @@
 """Measured capabilities of accelerators (``achievable.yaml``): matmul rate per dtype, memory
-bandwidth and all-reduce bus bandwidth, each from a published measurement with its source, and
-per die the DRAM latency in clock cycles.
+bandwidth and all-reduce bus bandwidth, each from a published measurement with its source, per
+die the DRAM latency in clock cycles, and per part its datasheet boost clock.
 
 Where a figure exists the predictor starts from it instead of the datasheet times a fitted
 efficiency, so a chip's achievable fraction is tied to something measured (the same
@@ -17,9 +17,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "BoostClock",
     "FullPowerDie",
     "Measured",
     "MemoryLatency",
+    "boost_clocks",
     "full_power_dies",
     "measured",
     "memory_latency_cycles",
@@ -66,6 +68,15 @@ class MemoryLatency(BaseModel):
     source: str = Field(min_length=1)
 
 
+class BoostClock(BaseModel):
+    """A part's datasheet boost clock: the clock a kernel's fixed cycles run at."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mhz: float = Field(gt=0)
+    source: str = Field(min_length=1)
+
+
 class _File(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -73,6 +84,7 @@ class _File(BaseModel):
     accelerators: dict[str, Measured]
     full_power_dies: dict[str, FullPowerDie] = Field(default_factory=dict)
     memory_latency_cycles: dict[str, MemoryLatency] = Field(default_factory=dict)
+    boost_clock_mhz: dict[str, BoostClock] = Field(default_factory=dict)
 
 
 @cache
@@ -94,3 +106,8 @@ def full_power_dies() -> dict[str, FullPowerDie]:
 def memory_latency_cycles() -> dict[str, MemoryLatency]:
     """Measured DRAM latency per die (chip name, as the catalog's ``chip``)."""
     return _file().memory_latency_cycles
+
+
+def boost_clocks() -> dict[str, BoostClock]:
+    """Datasheet boost clock per accelerator id (the catalog's ``id``)."""
+    return _file().boost_clock_mhz

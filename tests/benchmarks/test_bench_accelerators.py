@@ -140,3 +140,19 @@ def test_no_entry_contradicts_the_product_catalog(bench: AcceleratorFile, catalo
         for name in acc.names():
             for product in catalog.names.resolve_all(name, strict=False):
                 assert _same_part(acc, product), f"{acc.id} ({name!r}) is {product.id} there"
+
+
+def test_every_boost_clock_is_a_known_nvidia_part(bench: AcceleratorFile, catalog: Catalog) -> None:
+    """achievable.yaml's boost clocks (serving_step.replayed_kernel_s) name parts of the
+    product catalog or of this file, NVIDIA's, and each lies between the slowest and the fastest
+    boost clocks their generations ship (a P4's 1,114 MHz, an RTX 4070 Ti's 2,610)."""
+    from recommender.scoring.achievable import boost_clocks
+
+    parts = {a.id: a for a in [*catalog.accelerators, *bench.accelerators]}
+    clocks = boost_clocks()
+    assert set(clocks) <= set(parts)
+    assert {parts[name].vendor for name in clocks} == {"nvidia"}
+    assert all(1000 <= c.mhz <= 2700 for c in clocks.values())
+    # one die's boards share a clock where their FP32 peaks agree (the A100s, the V100 SXM2s)
+    for a, b in (("A100-SXM4-40GB", "A100-PCIe-80GB"), ("V100-SXM2-16GB", "V100-SXM2-32GB")):
+        assert clocks[a].mhz == clocks[b].mhz

@@ -11,7 +11,7 @@ from recommender.scoring.calibration import Calibration
 from recommender.scoring.hardware import Capabilities, has_precision
 from recommender.scoring.issue_rate import runtime_bandwidth_cap
 from recommender.scoring.plan import Hardware
-from recommender.scoring.serving_step import Rates
+from recommender.scoring.serving_step import Rates, replayed_kernel_s
 from recommender.scoring.shape import BYTES_PER_ELEMENT
 from recommender.workload import Workload
 
@@ -114,4 +114,5 @@ def serving_rates(
         link=caps.interconnect[hw.acc],
         allreduce_step_s=caps.allreduce_step_s[hw.acc],
         supported=np.asarray(ok, dtype=bool)[hw.acc],
+        kernel_s=replayed_kernel_s(accs)[hw.acc],
     )

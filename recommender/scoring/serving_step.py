@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recommender.catalog.schema import Accelerator
+from recommender.scoring.achievable import boost_clocks
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.issue_rate import kernels_of
 from recommender.scoring.shape import Shape
@@ -40,6 +41,7 @@ __all__ = [
     "engine_step_s",
     "kv_bytes_per_sequence",
     "prefill",
+    "replayed_kernel_s",
     "serving_execution",
     "stage_handoff_s",
     "uncaptured_decode",
@@ -69,8 +71,17 @@ LLAMA_CPP_QUANTISE_KERNELS_PER_LAYER = 7.0
 # Bytes per weight of a 16-bit checkpoint: below it, llama.cpp's weights are quantised.
 SIXTEEN_BIT_WEIGHT_BYTES = 2.0
 # Device time per kernel of a decode step replayed as a CUDA graph (no per-kernel launch from
-# the host; ~2 us of tail and scheduling each, NVIDIA's CUDA Graphs blog measurements).
+# the host; ~2 us of tail and scheduling each, NVIDIA's CUDA Graphs blog measurements), taken
+# at the boost clock of an A100 (``REFERENCE_KERNEL_CLOCK_MHZ``).
 CUDA_GRAPH_KERNEL_S = 2e-6
+# A replayed kernel's fixed cost is the die's own work: the front end dispatching its grid,
+# the last wave draining, the completion flush before the next kernel starts. All of it runs
+# on the die's clock (its DRAM latency, too, is a near-constant count of the die's cycles:
+# ``achievable.yaml`` ``memory_latency_cycles``, 572-658 on GA100, GH100 and AD102), so the
+# 2 us are cycles: 2,820 at an A100's 1,410 MHz (GA100, ``issue_rate.REFERENCE_DIE``, the
+# part llama.cpp's kernel-count prior from ggml-org/llama.cpp#6017 charges them on), 1.12 us
+# on an RTX 4090 at 2,520 MHz. A part with no boost clock in ``achievable.yaml`` pays the 2 us.
+REFERENCE_KERNEL_CLOCK_MHZ = 1410.0
 # The int4 (GPTQ) matmuls per layer that TGI 1.0.3, the eager engine of the development set,
 # runs as Triton kernels: the column-parallel QKV and gate-up always
 # (huggingface/text-generation-inference@v1.0.3, server/text_generation_server/utils/
@@ -145,6 +156,8 @@ class Rates:
     link: FloatArray
     allreduce_step_s: FloatArray  # one small all-reduce ring step over the copy's links
     supported: BoolArray
+    # device time of one kernel of a replayed decode graph (``replayed_kernel_s``)
+    kernel_s: FloatArray | float = CUDA_GRAPH_KERNEL_S
 
 
 def decode_step(
@@ -185,7 +198,7 @@ def decode_step(
     comm = _tp_allreduces_s(r, tp, layers, b, s.hidden)
     execution = serving_execution(w)
     per_kernel = (
-        cal.kernel_gpu_s if execution == "eager" else min(cal.kernel_gpu_s, CUDA_GRAPH_KERNEL_S)
+        cal.kernel_gpu_s if execution == "eager" else np.minimum(cal.kernel_gpu_s, r.kernel_s)
     )
     kernels = decode_kernels_per_layer(w, wb) * layers * per_kernel
     # Memory-bound when streaming the weights and the KV cache takes longer than the matrix
@@ -201,6 +214,21 @@ def decode_step(
     sequences = _sequence_host_s(w, execution, b, cal)
     step = gemm + attention + comm + kernels + host + sequences
     return np.asarray(step), np.asarray(memory_bound), np.asarray(host + sequences)
+
+
+def replayed_kernel_s(accs: Sequence[Accelerator]) -> FloatArray:
+    """Per accelerator, the device time of one kernel of a decode step replayed as a CUDA
+    graph: ``CUDA_GRAPH_KERNEL_S``'s cycles at the part's boost clock (``achievable.yaml``),
+    the 2 us themselves where it has none."""
+    clocks = boost_clocks()
+    return np.array(
+        [
+            CUDA_GRAPH_KERNEL_S * REFERENCE_KERNEL_CLOCK_MHZ / clocks[a.id].mhz
+            if a.id in clocks
+            else CUDA_GRAPH_KERNEL_S
+            for a in accs
+        ]
+    )
 
 
 def decode_kernels_per_layer(w: Workload, weight_bytes: float) -> float:

@@ -7,8 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from recommender import predict
-from recommender.catalog import Catalog
-from recommender.scoring.achievable import memory_latency_cycles
+from recommender.catalog import Accelerator, Catalog
+from recommender.scoring.achievable import boost_clocks, memory_latency_cycles
 from recommender.scoring.calibrate import Observation, fit, modelled_throughput
 from recommender.scoring.calibration import (
     Calibration,
@@ -25,7 +25,9 @@ from recommender.scoring.serving_step import (
     CUDA_GRAPH_KERNEL_S,
     LLAMA_CPP_KERNELS_PER_LAYER,
     LLAMA_CPP_QUANTISE_KERNELS_PER_LAYER,
+    REFERENCE_KERNEL_CLOCK_MHZ,
     SERVING_KERNELS_PER_LAYER,
+    replayed_kernel_s,
 )
 from recommender.workload import Workload
 
@@ -103,9 +105,9 @@ def test_a_limited_runtime_decodes_slower_on_hbm_parts_only(catalog: Catalog) ->
     ]
     assert a100[1].throughput < 0.8 * a100[0].throughput
     # On the L4 llama.cpp pays only the kernels its unfused graph launches beyond a fused
-    # engine's: (23 - 8) a layer, each a replayed kernel's 2 us.
+    # engine's: (23 - 8) a layer, each a replayed kernel's 2,820 cycles at the L4's clock.
     assert _seconds_per_token(l4[1]) - _seconds_per_token(l4[0]) == pytest.approx(
-        _extra_kernels_s(LLAMA_CPP_KERNELS_PER_LAYER), rel=1e-3
+        _extra_kernels_s(LLAMA_CPP_KERNELS_PER_LAYER, catalog.accelerator("L4")), rel=1e-3
     )
 
 
@@ -118,10 +120,11 @@ def _seconds_per_token(p: Prediction) -> float:
     return 1.0 / p.tokens_per_s
 
 
-def _extra_kernels_s(per_layer: float) -> float:
-    """Seconds a decode token of Llama 3 8B takes for ``per_layer`` kernels a layer against a
-    fused engine's ``SERVING_KERNELS_PER_LAYER``."""
-    return (per_layer - SERVING_KERNELS_PER_LAYER) * LLAMA_3_8B_LAYERS * CUDA_GRAPH_KERNEL_S
+def _extra_kernels_s(per_layer: float, acc: Accelerator) -> float:
+    """Seconds a decode token of Llama 3 8B takes on ``acc`` for ``per_layer`` kernels a layer
+    against a fused engine's ``SERVING_KERNELS_PER_LAYER``."""
+    kernel_s = float(replayed_kernel_s([acc])[0])
+    return (per_layer - SERVING_KERNELS_PER_LAYER) * LLAMA_3_8B_LAYERS * kernel_s
 
 
 @pytest.mark.parametrize(
@@ -147,7 +150,7 @@ def test_llama_cpp_launches_its_graphs_kernels_one_per_op(
         for rt in (None, "llama.cpp", "llama.cpp-2024")
     )
     extra = _seconds_per_token(runtime) - _seconds_per_token(plain)
-    assert extra == pytest.approx(_extra_kernels_s(per_layer), rel=1e-3)
+    assert extra == pytest.approx(_extra_kernels_s(per_layer, catalog.accelerator("L4")), rel=1e-3)
     assert _seconds_per_token(dated) == pytest.approx(_seconds_per_token(runtime), rel=1e-9)
 
 
@@ -286,6 +289,44 @@ def test_the_h100s_latency_brings_an_outside_h100_measurement_closer(catalog: Ca
     measured = LLAMA_CPP_H100_Q4_K_M_TOKENS_PER_S
     assert measured < own < a100s
     assert own / a100s == pytest.approx(571.8 / 658.4, rel=0.1)
+
+
+def test_a_replayed_kernel_costs_cycles_of_the_parts_own_clock(catalog: Catalog) -> None:
+    """A replayed kernel's fixed cost is 2 us at an A100's 1,410 MHz (the part llama.cpp's
+    prior from #6017 was derived on, so that derivation stands), the same count of cycles at
+    another part's boost clock (an RTX 4090's 2,520 MHz: 1.12 us), and the 2 us on a part
+    with no clock in achievable.yaml."""
+    names = ("A100-PCIe-80GB", "A100-SXM4-80GB", "L4", "H100-NVL-94GB")
+    cost = replayed_kernel_s([catalog.accelerator(n) for n in names])
+    clocks = boost_clocks()
+    assert clocks["A100-PCIe-80GB"].mhz == REFERENCE_KERNEL_CLOCK_MHZ
+    assert "H100-NVL-94GB" not in clocks
+    assert cost == pytest.approx(
+        [
+            CUDA_GRAPH_KERNEL_S,
+            CUDA_GRAPH_KERNEL_S,
+            CUDA_GRAPH_KERNEL_S * 1410.0 / 2040.0,
+            CUDA_GRAPH_KERNEL_S,
+        ]
+    )
+
+
+def test_a_faster_clock_decodes_a_kernel_bound_token_faster(catalog: Catalog) -> None:
+    """With a fused engine's decode the kernels are a fixed share of a token; llama.cpp's
+    unfused Q4 graph (30 kernels a layer) pays them in the part's cycles, so two parts that
+    differ only in clock differ in the kernels' time by the clocks' ratio."""
+    import recommender.scoring.serving_step as serving_step
+
+    w = single_stream_decode("llama-3-8b", "int4", runtime="llama.cpp")
+    base = predict(w, "L4", catalog=catalog)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(serving_step, "REFERENCE_KERNEL_CLOCK_MHZ", 2.0 * REFERENCE_KERNEL_CLOCK_MHZ)
+        slower = predict(w, "L4", catalog=catalog)
+    per_layer = LLAMA_CPP_KERNELS_PER_LAYER + LLAMA_CPP_QUANTISE_KERNELS_PER_LAYER
+    kernels = (
+        per_layer * LLAMA_3_8B_LAYERS * float(replayed_kernel_s([catalog.accelerator("L4")])[0])
+    )
+    assert _seconds_per_token(slower) - _seconds_per_token(base) == pytest.approx(kernels, rel=1e-3)
 
 
 def test_an_unknown_runtime_is_refused() -> None:

@@ -13,12 +13,27 @@ from collections.abc import Iterable, Sequence
 
 from recommender.catalog.schema import Accelerator, CloudCatalog, PeakTflops, Source
 
-__all__ = ["fraction_id", "fractional_sheets"]
+__all__ = ["fraction_id", "fractional_sheets", "whole_device_id"]
 
 
 def fraction_id(accelerator: str, fraction: float) -> str:
     """``L4-0.125``: the derived id of a ``fraction`` of ``accelerator``."""
     return f"{accelerator}-{fraction:g}"
+
+
+def whole_device_id(accelerator: str) -> str:
+    """The id of the device a derived share's id (``L4-0.125``) is a share of; any other id
+    unchanged."""
+    whole, _, tail = accelerator.rpartition("-")
+    try:
+        share = float(tail)
+    except ValueError:
+        return accelerator
+    return (
+        whole
+        if whole and 0.0 < share < 1.0 and fraction_id(whole, share) == accelerator
+        else accelerator
+    )
 
 
 def _share(acc: Accelerator, fraction: float) -> Accelerator:

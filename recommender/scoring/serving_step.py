@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from recommender.catalog.fractions import whole_device_id
 from recommender.catalog.schema import Accelerator
 from recommender.scoring.achievable import boost_clocks
 from recommender.scoring.calibration import Calibration
@@ -218,17 +219,16 @@ def decode_step(
 
 def replayed_kernel_s(accs: Sequence[Accelerator]) -> FloatArray:
     """Per accelerator, the device time of one kernel of a decode step replayed as a CUDA
-    graph: ``CUDA_GRAPH_KERNEL_S``'s cycles at the part's boost clock (``achievable.yaml``),
-    the 2 us themselves where it has none."""
+    graph: ``CUDA_GRAPH_KERNEL_S``'s cycles at the part's boost clock (``achievable.yaml``;
+    a share of a device, its whole device's), the 2 us themselves where it has none."""
     clocks = boost_clocks()
-    return np.array(
-        [
-            CUDA_GRAPH_KERNEL_S * REFERENCE_KERNEL_CLOCK_MHZ / clocks[a.id].mhz
-            if a.id in clocks
-            else CUDA_GRAPH_KERNEL_S
-            for a in accs
-        ]
-    )
+    out = np.full(len(accs), CUDA_GRAPH_KERNEL_S)
+    for i, acc in enumerate(accs):
+        # a share of a device (``L4-0.125``) runs its kernels on the whole device's clock
+        clock = clocks.get(acc.id) or clocks.get(whole_device_id(acc.id))
+        if clock is not None:
+            out[i] = CUDA_GRAPH_KERNEL_S * REFERENCE_KERNEL_CLOCK_MHZ / clock.mhz
+    return out
 
 
 def decode_kernels_per_layer(w: Workload, weight_bytes: float) -> float:

@@ -156,3 +156,21 @@ def test_every_boost_clock_is_a_known_nvidia_part(bench: AcceleratorFile, catalo
     # one die's boards share a clock where their FP32 peaks agree (the A100s, the V100 SXM2s)
     for a, b in (("A100-SXM4-40GB", "A100-PCIe-80GB"), ("V100-SXM2-16GB", "V100-SXM2-32GB")):
         assert clocks[a].mhz == clocks[b].mhz
+    # the NVIDIA parts with no clock are the ones achievable.yaml says no source gave, and the
+    # shares of a device, which take their whole device's (serving_step.replayed_kernel_s)
+    from recommender.catalog.fractions import whole_device_id
+
+    missing = {
+        name
+        for name, part in parts.items()
+        if part.vendor == "nvidia" and name not in clocks and whole_device_id(name) not in clocks
+    }
+    assert missing == {
+        "B300",
+        "GB300",
+        "H100-HBM2e-96GB-500W",
+        "H100-NVL-94GB",
+        "H200-NVL-141GB",
+        "RTX-2000E-Ada",
+        "RTX-PRO-6000-Server",
+    }

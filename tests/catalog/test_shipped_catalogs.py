@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from recommender.catalog import Catalog, InstanceType, Problem, validate_catalog
-from recommender.catalog.fractions import fraction_id
+from recommender.catalog.fractions import fraction_id, whole_device_id
 from recommender.catalog.skypilot import ImportResult, import_skypilot
 
 from ..conftest import CATALOG_DIR
@@ -266,6 +266,20 @@ def test_fractional_gpus_carry_their_share_of_the_device(catalog: Catalog) -> No
     t = catalog.offers
     (row,) = [o for o in t.offers(range(len(t))) if o.instance_type == "g6f.large"][:1]
     assert (row.accelerator, row.gpus, row.gpu_memory_gb) == ("L4-0.125", 1, 3.0)
+
+
+def test_a_shares_id_names_its_whole_device(catalog: Catalog) -> None:
+    """``whole_device_id`` inverts ``fraction_id`` for every share the catalogs sell, and
+    leaves every other id (hyphens and digits included) as it is."""
+    shares = [a for a in catalog.accelerators if a.source.name.startswith("derived:")]
+    assert shares, "the catalogs sell no fractional GPU"
+    for share in shares:
+        whole = whole_device_id(share.id)
+        assert whole != share.id and catalog.accelerator(whole).chip == share.chip
+    for a in catalog.accelerators:
+        if a not in shares:
+            assert whole_device_id(a.id) == a.id
+    assert whole_device_id("X-1.5") == "X-1.5"
 
 
 def test_shipped_catalogs_are_exactly_what_the_importer_makes(

@@ -294,9 +294,9 @@ def test_the_h100s_latency_brings_an_outside_h100_measurement_closer(catalog: Ca
 def test_a_replayed_kernel_costs_cycles_of_the_parts_own_clock(catalog: Catalog) -> None:
     """A replayed kernel's fixed cost is 2 us at an A100's 1,410 MHz (the part llama.cpp's
     prior from #6017 was derived on, so that derivation stands), the same count of cycles at
-    another part's boost clock (an RTX 4090's 2,520 MHz: 1.12 us), and the 2 us on a part
-    with no clock in achievable.yaml."""
-    names = ("A100-PCIe-80GB", "A100-SXM4-80GB", "L4", "H100-NVL-94GB")
+    another part's boost clock (an RTX 4090's 2,520 MHz: 1.12 us; a share of a device at the
+    device's), and the 2 us on a part with no clock in achievable.yaml."""
+    names = ("A100-PCIe-80GB", "A100-SXM4-80GB", "L4", "H100-NVL-94GB", "L4-0.125")
     cost = replayed_kernel_s([catalog.accelerator(n) for n in names])
     clocks = boost_clocks()
     assert clocks["A100-PCIe-80GB"].mhz == REFERENCE_KERNEL_CLOCK_MHZ
@@ -307,6 +307,7 @@ def test_a_replayed_kernel_costs_cycles_of_the_parts_own_clock(catalog: Catalog)
             CUDA_GRAPH_KERNEL_S,
             CUDA_GRAPH_KERNEL_S * 1410.0 / 2040.0,
             CUDA_GRAPH_KERNEL_S,
+            CUDA_GRAPH_KERNEL_S * 1410.0 / 2040.0,  # an eighth of an L4: the L4's clock
         ]
     )
 

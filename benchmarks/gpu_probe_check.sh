@@ -7,7 +7,9 @@
 #    median of 20) and a pinned 512 MiB host-to-device copy (median of 10);
 # 3. prints the probe's figures beside the plain ones with the ratio, and FAILs a figure
 #    that differs by more than 20 %; prints the sustained matmul figure (one precision run
-#    back to back) beside its burst one, which is information, not a check.
+#    back to back) beside its burst one, which is information, not a check;
+# 4. times one kernel of a replayed CUDA graph (benchmarks/gpu_kernel_replay.py) beside the
+#    engine's figure for the part: information, not a check.
 # Takes under 5 minutes. Needs the package installed with a CUDA build of torch
 # (pip install -e '.[probe]'). Results go to $OUT (or a temporary directory).
 #
@@ -54,6 +56,7 @@ if [[ ! -s "$RESULTS/profile.json" ]]; then
 fi
 
 echo "== plain reference measurement"
+set +e
 "$PY" - "$RESULTS" "$BUDGET" "$wall_ms" "$probe_rc" <<'EOF'
 import json
 import statistics
@@ -138,3 +141,11 @@ summary = {
 print(f"results in {results}")
 sys.exit(1 if summary["failed"] else 0)
 EOF
+check_rc=$?
+set -e
+
+# 4. Information, not a check: what one kernel of a replayed CUDA graph costs here, beside the
+#    engine's figure for the part (serving_step.replayed_kernel_s).
+echo "== a replayed kernel's cost"
+"$PY" benchmarks/gpu_kernel_replay.py "$RESULTS" || echo "gpu_kernel_replay failed (not a check)"
+exit "$check_rc"

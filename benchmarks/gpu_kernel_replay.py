@@ -36,8 +36,6 @@ WARMUP_REPLAYS = 5
 def engine_kernel_s(device_name: str) -> tuple[str | None, float | None]:
     """(catalog id, seconds the engine charges a replayed kernel) for the GPU torch names
     ``device_name`` (None, None where neither catalog resolves it)."""
-    import numpy as np
-
     from recommender.catalog import load_catalog
     from recommender.catalog.names import UnknownAcceleratorError
     from recommender.scoring.serving_step import replayed_kernel_s
@@ -47,7 +45,7 @@ def engine_kernel_s(device_name: str) -> tuple[str | None, float | None]:
         acc = catalog.accelerator(device_name)
     except UnknownAcceleratorError:
         return None, None
-    return acc.id, float(np.asarray(replayed_kernel_s([acc]))[0])
+    return acc.id, float(replayed_kernel_s([acc])[0])
 
 
 def _sm_clock_mhz() -> float | None:

@@ -119,7 +119,7 @@ def _on_grid(r: Rates, shape: tuple[int, int, int]) -> Rates:
         link=grid(r.link),
         allreduce_step_s=grid(r.allreduce_step_s),
         supported=grid(r.supported),
-        kernel_s=grid(np.asarray(r.kernel_s) * np.ones_like(r.flops)),
+        kernel_s=grid(np.broadcast_to(r.kernel_s, r.flops.shape)),
     )
 
 

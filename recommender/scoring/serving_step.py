@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from recommender.catalog.fractions import whole_device_id
 from recommender.catalog.schema import Accelerator
+from recommender.models.transformer import TransformerArch
 from recommender.scoring.achievable import boost_clocks
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.issue_rate import kernels_of
@@ -83,6 +84,7 @@ CUDA_GRAPH_KERNEL_S = 2e-6
 # part llama.cpp's kernel-count prior from ggml-org/llama.cpp#6017 charges them on), 1.12 us
 # on an RTX 4090 at 2,520 MHz. A part with no boost clock in ``achievable.yaml`` pays the 2 us.
 REFERENCE_KERNEL_CLOCK_MHZ = 1410.0
+REFERENCE_KERNEL_CYCLES = CUDA_GRAPH_KERNEL_S * REFERENCE_KERNEL_CLOCK_MHZ * 1e6
 # The int4 (GPTQ) matmuls per layer that TGI 1.0.3, the eager engine of the development set,
 # runs as Triton kernels: the column-parallel QKV and gate-up always
 # (huggingface/text-generation-inference@v1.0.3, server/text_generation_server/utils/
@@ -93,6 +95,29 @@ TRITON_MATMULS_PER_LAYER = 2.0
 # cached matmul (triton-lang/triton#459, against 23 us for torch's own), 108 us before the
 # 2024 launcher rewrite (triton-lang/triton#3638).
 TRITON_LAUNCH_S = 1e-4
+# On the device that Triton matmul (server/text_generation_server/utils/gptq/quant_linear.py,
+# "code based https://github.com/fpgaminer/GPTQ-triton") walks the input features in one
+# serial loop per output tile, so at a decode step's few rows it takes a fixed count of the
+# die's cycles per input feature, however few weights it reads: fxmarty/q4f16-gemm-gemv-
+# benchmark (README, 2023) times GPTQ-for-LLaMa's Triton kernel, of the same fpgaminer
+# lineage, on a 1 x 8192 by 8192 x 8192 int4 matmul at 0.2038 ms on an A100-SXM4-80GB, 287 k
+# cycles at its 1,410 MHz boost clock: 35.1 per input feature. The same table's A10G, 0.1746
+# ms at 1,710 MHz, is 36.4 (tests/scoring/test_tgi_gptq.py checks the two agree).
+TRITON_GPTQ_A100_S, TRITON_GPTQ_INPUTS = 0.2038e-3, 8192
+# (an A100's boost clock is the replayed kernel's reference, ``REFERENCE_KERNEL_CLOCK_MHZ``)
+TRITON_GPTQ_CYCLES_PER_INPUT = (
+    TRITON_GPTQ_A100_S * REFERENCE_KERNEL_CLOCK_MHZ * 1e6 / TRITON_GPTQ_INPUTS
+)
+# Above this many rows (tokens in the step's batch) TGI 1.0.3's exllama matmul rebuilds the
+# whole int4 matrix in fp16 in a scratch buffer and multiplies with cuBLAS; at or below it, it
+# runs its own int4 kernel (text-generation-inference@v1.0.3, server/text_generation_server/
+# utils/gptq/exllama.py: ``matmul_recons_thd = 8``, exllama's default;
+# huggingface/text-generation-inference#757: at larger batches exllama dequantizes and calls
+# cuBLAS, which "can not be faster than running in fp16").
+EXLLAMA_RECONSTRUCT_ROWS = 8.0
+# Bytes per weight the rebuild moves beyond the int4 read: the fp16 matrix written to the
+# scratch buffer and read back by the GEMM.
+EXLLAMA_RECONSTRUCT_BYTES = 2.0 + 2.0
 # Host time a decode step of vLLM's V0 engine (before 0.11; 0.10 falls back to it for models
 # its V1 engine lacks, Whisper among them) leaves the GPU idle between two captured (CUDA
 # graph) decode steps: in the RFC for multi-step scheduling (vllm-project/vllm#6854, 2024-07) the
@@ -191,13 +216,14 @@ def decode_step(
     attn_flops = b * 4.0 * attended * s.heads * (s.hidden / max(s.heads, 1.0)) * layers
     # Each kernel class on its own roofline: the matrices against their weight reads, the
     # attention against its KV reads.
+    execution = serving_execution(w)
+    weights = weights + _exllama_rebuild_bytes(w, execution, b)
     gemm_s, weights_s = gemm_flops / r.flops, weights / r.bandwidth
     attention_s = attn_flops / (r.flops * cal.attention_gemm_efficiency)
     kv_s = kv_read / r.bandwidth
     gemm = np.maximum(gemm_s, weights_s) / tp
     attention = np.maximum(attention_s, kv_s) / tp
     comm = _tp_allreduces_s(r, tp, layers, b, s.hidden)
-    execution = serving_execution(w)
     per_kernel = (
         cal.kernel_gpu_s if execution == "eager" else np.minimum(cal.kernel_gpu_s, r.kernel_s)
     )
@@ -212,8 +238,9 @@ def decode_step(
     # (``eager``: Hugging Face generate, early TGI). ``serving_step_s``: set, not fitted;
     # with the part that grows with the batch (``_sequence_host_s``), fitted.
     host = engine_step_s(w, execution, cal) + _triton_launches_s(w, execution, layers)
+    triton = _triton_loops_s(w, execution, layers, s.hidden, r)
     sequences = _sequence_host_s(w, execution, b, cal)
-    step = gemm + attention + comm + kernels + host + sequences
+    step = gemm + attention + comm + kernels + triton + host + sequences
     return np.asarray(step), np.asarray(memory_bound), np.asarray(host + sequences)
 
 
@@ -317,11 +344,53 @@ def _triton_launches_s(w: Workload, execution: str, layers: float) -> float:
     not pay; its GPTQ Llama 2 70B ran 1.97-2.2x slower a token than its fp16 on the same eight
     A100s at 1-20 users. A static-batch loop (Hugging Face generate, whose GPTQ layers take
     CUDA kernels) is not charged."""
-    spec = w.inference
-    eager_engine = execution == "eager" and spec is not None and spec.engine == "continuous"
-    if not eager_engine or spec is None or spec.weights != "int4":
+    if not _gptq_engine(w, execution):
         return 0.0
     return layers * TRITON_MATMULS_PER_LAYER * (TRITON_LAUNCH_S - EAGER_LAUNCH_S)
+
+
+def _gptq_engine(w: Workload, execution: str) -> bool:
+    """Whether ``w`` is int4 (GPTQ) weights served by an eager continuous-batching engine:
+    TGI 1.0, whose GPTQ layers run TGI's own Triton and exllama kernels (a static-batch loop,
+    Hugging Face generate, takes CUDA GPTQ kernels)."""
+    spec = w.inference
+    eager_engine = execution == "eager" and spec is not None and spec.engine == "continuous"
+    return eager_engine and spec is not None and spec.weights == "int4"
+
+
+def _triton_loops_s(
+    w: Workload, execution: str, layers: float, hidden: float, r: Rates
+) -> FloatArray:
+    """Device seconds TGI 1.0's Triton GPTQ matmuls (``TRITON_MATMULS_PER_LAYER`` a layer, both
+    over the layer's input, ``hidden`` features) add beyond their launch: each takes
+    ``TRITON_GPTQ_CYCLES_PER_INPUT`` cycles of the die a feature, and the host launches the
+    next while it runs, so a matmul costs the longer of the two (``_triton_launches_s``
+    charges the launch). The matrices' int4 reads stay in the step's weight stream: for
+    Llama 2 70B over 8 A100s a few us against the loop's 204."""
+    if not _gptq_engine(w, execution):
+        return np.zeros_like(np.asarray(r.kernel_s, dtype=float))
+    loop = TRITON_GPTQ_CYCLES_PER_INPUT * hidden * cycle_s(r)
+    return np.asarray(layers * TRITON_MATMULS_PER_LAYER * np.maximum(loop - TRITON_LAUNCH_S, 0.0))
+
+
+def cycle_s(r: Rates) -> FloatArray:
+    """Seconds per clock cycle of each cell's die: a replayed kernel's cost (``r.kernel_s``)
+    is ``REFERENCE_KERNEL_CYCLES`` of them (the reference clock's for a part with none)."""
+    return np.asarray(np.asarray(r.kernel_s, dtype=float) / REFERENCE_KERNEL_CYCLES)
+
+
+def _exllama_rebuild_bytes(w: Workload, execution: str, b: FloatArray) -> FloatArray:
+    """Bytes TGI 1.0's int4 step adds when its batch has more than
+    ``EXLLAMA_RECONSTRUCT_ROWS`` rows: its exllama matmuls, the row-parallel attention output
+    and MLP down projections (the column-parallel ones are Triton's), rebuild their matrices
+    in fp16 (``EXLLAMA_RECONSTRUCT_BYTES`` a weight, over the whole model: each tensor-parallel
+    rank rebuilds its share)."""
+    arch = w.model.architecture
+    if not _gptq_engine(w, execution) or not isinstance(arch, TransformerArch) or arch.is_moe:
+        return np.zeros_like(b)
+    per_layer = arch.hidden_size * (arch.n_heads * arch.d_head + arch.d_ff)
+    rebuilt = arch.layers * per_layer * EXLLAMA_RECONSTRUCT_BYTES
+    return np.asarray(np.where(b > EXLLAMA_RECONSTRUCT_ROWS, rebuilt, 0.0))
 
 
 def decode_layers(s: Shape) -> float:

@@ -377,3 +377,24 @@ def test_both_planners_take_the_attention_rate_from_one_rule(catalog: Catalog) -
     assert speeds("flash", True) == pytest.approx(
         [MEM_EFFICIENT_ATTENTION_SPEED, 329.5 / 631.3, 1.0]
     )
+
+
+def test_a_model_that_counts_its_activations_streams_them_whatever_its_family() -> None:
+    """Swin-B is no CNN (windowed attention, which no transformer shape describes), but its
+    registry entry counts its activations as timm's infer_macts does (36.63 M per 224 px
+    image): its element-wise traffic is those elements times the execution's passes, as a
+    CNN's is, not the 150 FLOPs a byte a shapeless model gets."""
+    cal = prior_calibration()
+    w = make(
+        kind="inference",
+        model={"name": "swin-base", "execution": "eager"},
+        precision="fp16",
+        batch_size=64,
+    )
+    assert w.model.resolved_family != "cnn"
+    s = shape_of(w)
+    state = state_bytes(w, s)
+    t = step_time(w, s, state, _cells(micro_batch=64), cal, 2.0)
+    activations = 64 * 36.63e6 * by_execution(cal.cnn_passes, "eager") * 2.0
+    assert t.memory_s[0] == pytest.approx((activations + state.weights) / BANDWIDTH)
+    assert activations > 64 * 30.94e9 / 150.0 * 3  # the flat guess was a third of it

@@ -369,11 +369,11 @@ def _triton_loops_s(
     Llama 2 70B over 8 A100s a few us against the loop's 204."""
     if not _gptq_engine(w, execution):
         return np.zeros_like(np.asarray(r.kernel_s, dtype=float))
-    loop = TRITON_GPTQ_CYCLES_PER_INPUT * hidden * cycle_s(r)
+    loop = TRITON_GPTQ_CYCLES_PER_INPUT * hidden * _cycle_s(r)
     return np.asarray(layers * TRITON_MATMULS_PER_LAYER * np.maximum(loop - TRITON_LAUNCH_S, 0.0))
 
 
-def cycle_s(r: Rates) -> FloatArray:
+def _cycle_s(r: Rates) -> FloatArray:
     """Seconds per clock cycle of each cell's die: a replayed kernel's cost (``r.kernel_s``)
     is ``REFERENCE_KERNEL_CYCLES`` of them (the reference clock's for a part with none)."""
     return np.asarray(np.asarray(r.kernel_s, dtype=float) / REFERENCE_KERNEL_CYCLES)

@@ -17,9 +17,9 @@ from recommender.scoring.serving_step import (
     TRITON_GPTQ_CYCLES_PER_INPUT,
     TRITON_LAUNCH_S,
     Rates,
+    _cycle_s,
     _exllama_rebuild_bytes,
     _triton_loops_s,
-    cycle_s,
 )
 from recommender.workload import Workload
 
@@ -60,7 +60,7 @@ def test_a_long_triton_loop_costs_beyond_its_launch() -> None:
     layer runs 204 us, 104 beyond its launch; Llama 2 7B's 4,096-feature loop (102 us) hides
     behind the 100 us launch. A CUDA-graph engine and fp16 weights pay nothing."""
     a100 = _rates(CUDA_GRAPH_KERNEL_S)  # the reference die: 1,410 MHz
-    assert cycle_s(a100)[0] == pytest.approx(1.0 / 1410e6)
+    assert _cycle_s(a100)[0] == pytest.approx(1.0 / 1410e6)
     loop_70b = TRITON_GPTQ_CYCLES_PER_INPUT * 8192 / 1410e6
     assert loop_70b == pytest.approx(0.2038e-3)
     big = _triton_loops_s(_serve("llama-2-70b", "eager", 8), "eager", 80, 8192, a100)

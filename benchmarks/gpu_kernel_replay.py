@@ -1,7 +1,7 @@
 """What one kernel of a replayed CUDA graph costs on this GPU, beside the engine's figure.
 
 The engine charges each kernel of a decode step replayed as a CUDA graph ~2,820 cycles of the
-part's boost clock (``serving_step.replayed_kernel_s``: 2 us at an A100's 1,410 MHz). This
+part's boost clock (``kernel_costs.replayed_kernel_s``: 2 us at an A100's 1,410 MHz). This
 measures it: a chain of small element-wise kernels (``KERNEL_ELEMENTS`` bf16 values each, a
 decode layer's norm or residual add) is captured as one graph and replayed; the time per
 kernel is the replay's over the chain's length, the median of ``REPLAYS``. It prints the time,
@@ -38,7 +38,7 @@ def engine_kernel_s(device_name: str) -> tuple[str | None, float | None]:
     ``device_name`` (None, None where neither catalog resolves it)."""
     from recommender.catalog import load_catalog
     from recommender.catalog.names import UnknownAcceleratorError
-    from recommender.scoring.serving_step import replayed_kernel_s
+    from recommender.scoring.kernel_costs import replayed_kernel_s
 
     catalog = load_catalog()
     try:

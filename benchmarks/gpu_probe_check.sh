@@ -145,7 +145,7 @@ check_rc=$?
 set -e
 
 # 4. Information, not a check: what one kernel of a replayed CUDA graph costs here, beside the
-#    engine's figure for the part (serving_step.replayed_kernel_s).
+#    engine's figure for the part (kernel_costs.replayed_kernel_s).
 echo "== a replayed kernel's cost"
 "$PY" benchmarks/gpu_kernel_replay.py "$RESULTS" || echo "gpu_kernel_replay failed (not a check)"
 exit "$check_rc"

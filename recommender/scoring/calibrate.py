@@ -90,7 +90,7 @@ EFFICIENCY_SIGMA = 0.4
 DEMAND_SIGMA = 0.7
 OVERHEAD_SIGMA = 1.0
 # Largest device time per kernel beyond its roofline a fit may set: the gap between back-to-
-# back stream launches is a few microseconds (~2 us inside a CUDA graph: serving_step.py's
+# back stream launches is a few microseconds (~2 us inside a CUDA graph: kernel_costs.py's
 # CUDA_GRAPH_KERNEL_S) and a small kernel's tail (its last, partly filled wave) at most about
 # as long again, so 20 us per kernel is already generous. Unbounded, the fit drove it to
 # ~70 us, standing in for what the engine does not model (an encoder-decoder's autoregressive

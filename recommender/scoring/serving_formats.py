@@ -10,8 +10,9 @@ from recommender.catalog.schema import Accelerator
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.hardware import Capabilities, has_precision
 from recommender.scoring.issue_rate import runtime_bandwidth_cap
+from recommender.scoring.kernel_costs import replayed_kernel_s
 from recommender.scoring.plan import Hardware
-from recommender.scoring.serving_step import Rates, replayed_kernel_s
+from recommender.scoring.serving_step import Rates
 from recommender.scoring.shape import BYTES_PER_ELEMENT
 from recommender.workload import Workload
 

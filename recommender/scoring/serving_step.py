@@ -23,14 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from recommender.catalog.fractions import whole_device_id
 from recommender.catalog.schema import Accelerator
-from recommender.models.transformer import TransformerArch
-from recommender.scoring.achievable import boost_clocks
 from recommender.scoring.calibration import Calibration
 from recommender.scoring.issue_rate import kernels_of
+from recommender.scoring.kernel_costs import CUDA_GRAPH_KERNEL_S, EAGER_LAUNCH_S, cycle_s
 from recommender.scoring.shape import Shape
 from recommender.scoring.step_time import allreduce_latency_s
+from recommender.scoring.tgi_gptq import exllama_rebuild_bytes, triton_launches_s, triton_loops_s
 from recommender.workload import Workload
 
 __all__ = [
@@ -43,7 +42,6 @@ __all__ = [
     "engine_step_s",
     "kv_bytes_per_sequence",
     "prefill",
-    "replayed_kernel_s",
     "serving_execution",
     "stage_handoff_s",
     "uncaptured_decode",
@@ -72,52 +70,6 @@ LLAMA_CPP_KERNELS_PER_LAYER = 23.0
 LLAMA_CPP_QUANTISE_KERNELS_PER_LAYER = 7.0
 # Bytes per weight of a 16-bit checkpoint: below it, llama.cpp's weights are quantised.
 SIXTEEN_BIT_WEIGHT_BYTES = 2.0
-# Device time per kernel of a decode step replayed as a CUDA graph (no per-kernel launch from
-# the host; ~2 us of tail and scheduling each, NVIDIA's CUDA Graphs blog measurements), taken
-# at the boost clock of an A100 (``REFERENCE_KERNEL_CLOCK_MHZ``).
-CUDA_GRAPH_KERNEL_S = 2e-6
-# A replayed kernel's fixed cost is the die's own work: the front end dispatching its grid,
-# the last wave draining, the completion flush before the next kernel starts. All of it runs
-# on the die's clock (its DRAM latency, too, is a near-constant count of the die's cycles:
-# ``achievable.yaml`` ``memory_latency_cycles``, 572-658 on GA100, GH100 and AD102), so the
-# 2 us are cycles: 2,820 at an A100's 1,410 MHz (GA100, ``issue_rate.REFERENCE_DIE``, the
-# part llama.cpp's kernel-count prior from ggml-org/llama.cpp#6017 charges them on), 1.12 us
-# on an RTX 4090 at 2,520 MHz. A part with no boost clock in ``achievable.yaml`` pays the 2 us.
-REFERENCE_KERNEL_CLOCK_MHZ = 1410.0
-REFERENCE_KERNEL_CYCLES = CUDA_GRAPH_KERNEL_S * REFERENCE_KERNEL_CLOCK_MHZ * 1e6
-# The int4 (GPTQ) matmuls per layer that TGI 1.0.3, the eager engine of the development set,
-# runs as Triton kernels: the column-parallel QKV and gate-up always
-# (huggingface/text-generation-inference@v1.0.3, server/text_generation_server/utils/
-# weights.py: ``get_multi_weights_col`` passes use_exllama False); the row-parallel O and down
-# take the exllama CUDA kernels.
-TRITON_MATMULS_PER_LAYER = 2.0
-# Host time to launch one Triton kernel from Python in its 2022-2023 releases: 96 us for a
-# cached matmul (triton-lang/triton#459, against 23 us for torch's own), 108 us before the
-# 2024 launcher rewrite (triton-lang/triton#3638).
-TRITON_LAUNCH_S = 1e-4
-# On the device that Triton matmul (server/text_generation_server/utils/gptq/quant_linear.py,
-# "code based https://github.com/fpgaminer/GPTQ-triton") walks the input features in one
-# serial loop per output tile, so at a decode step's few rows it takes a fixed count of the
-# die's cycles per input feature, however few weights it reads: fxmarty/q4f16-gemm-gemv-
-# benchmark (README, 2023) times GPTQ-for-LLaMa's Triton kernel, of the same fpgaminer
-# lineage, on a 1 x 8192 by 8192 x 8192 int4 matmul at 0.2038 ms on an A100-SXM4-80GB, 287 k
-# cycles at its 1,410 MHz boost clock: 35.1 per input feature. The same table's A10G, 0.1746
-# ms at 1,710 MHz, is 36.4 (tests/scoring/test_tgi_gptq.py checks the two agree).
-TRITON_GPTQ_A100_S, TRITON_GPTQ_INPUTS = 0.2038e-3, 8192
-# (an A100's boost clock is the replayed kernel's reference, ``REFERENCE_KERNEL_CLOCK_MHZ``)
-TRITON_GPTQ_CYCLES_PER_INPUT = (
-    TRITON_GPTQ_A100_S * REFERENCE_KERNEL_CLOCK_MHZ * 1e6 / TRITON_GPTQ_INPUTS
-)
-# Above this many rows (tokens in the step's batch) TGI 1.0.3's exllama matmul rebuilds the
-# whole int4 matrix in fp16 in a scratch buffer and multiplies with cuBLAS; at or below it, it
-# runs its own int4 kernel (text-generation-inference@v1.0.3, server/text_generation_server/
-# utils/gptq/exllama.py: ``matmul_recons_thd = 8``, exllama's default;
-# huggingface/text-generation-inference#757: at larger batches exllama dequantizes and calls
-# cuBLAS, which "can not be faster than running in fp16").
-EXLLAMA_RECONSTRUCT_ROWS = 8.0
-# Bytes per weight the rebuild moves beyond the int4 read: the fp16 matrix written to the
-# scratch buffer and read back by the GEMM.
-EXLLAMA_RECONSTRUCT_BYTES = 2.0 + 2.0
 # Host time a decode step of vLLM's V0 engine (before 0.11; 0.10 falls back to it for models
 # its V1 engine lacks, Whisper among them) leaves the GPU idle between two captured (CUDA
 # graph) decode steps: in the RFC for multi-step scheduling (vllm-project/vllm#6854, 2024-07) the
@@ -149,11 +101,6 @@ UNCAPTURED_SPLIT_RUNTIMES = frozenset({"llama.cpp-2024"})
 # graphs due to GPU architecture" below compute capability 8.0 (ggml-cuda.cu as #6766 left it;
 # #25749 later enabled them on Volta and Turing).
 GRAPHLESS_ARCHITECTURES = frozenset({"pascal", "volta", "turing"})
-# Host time to launch one kernel from an eager PyTorch loop: the PyTorch blog "Accelerating
-# Generative AI with PyTorch II: GPT, Fast" (2023) times the eager Llama-2-7B decode loop at
-# 39 ms a step on an A100, which launches 32 x 40 + 23 = 1,303 kernels
-# (benchmarks/data/decode_kernels.py): 30 us each, part of ``serving_step_s.eager``.
-EAGER_LAUNCH_S = 3e-5
 
 
 def serving_execution(w: Workload) -> str:
@@ -182,7 +129,7 @@ class Rates:
     link: FloatArray
     allreduce_step_s: FloatArray  # one small all-reduce ring step over the copy's links
     supported: BoolArray
-    # device time of one kernel of a replayed decode graph (``replayed_kernel_s``)
+    # device time of one kernel of a replayed decode graph (``kernel_costs.replayed_kernel_s``)
     kernel_s: FloatArray | float = CUDA_GRAPH_KERNEL_S
 
 
@@ -217,7 +164,7 @@ def decode_step(
     # Each kernel class on its own roofline: the matrices against their weight reads, the
     # attention against its KV reads.
     execution = serving_execution(w)
-    weights = weights + _exllama_rebuild_bytes(w, execution, b)
+    weights = weights + exllama_rebuild_bytes(w, execution, b)
     gemm_s, weights_s = gemm_flops / r.flops, weights / r.bandwidth
     attention_s = attn_flops / (r.flops * cal.attention_gemm_efficiency)
     kv_s = kv_read / r.bandwidth
@@ -237,25 +184,11 @@ def decode_step(
     # TensorRT-LLM, SGLang, gpt-fast), tens of ms for a Python loop launching every kernel
     # (``eager``: Hugging Face generate, early TGI). ``serving_step_s``: set, not fitted;
     # with the part that grows with the batch (``_sequence_host_s``), fitted.
-    host = engine_step_s(w, execution, cal) + _triton_launches_s(w, execution, layers)
-    triton = _triton_loops_s(w, execution, layers, s.hidden, r)
+    host = engine_step_s(w, execution, cal) + triton_launches_s(w, execution, layers)
+    triton = triton_loops_s(w, execution, layers, s.hidden, cycle_s(r.kernel_s))
     sequences = _sequence_host_s(w, execution, b, cal)
     step = gemm + attention + comm + kernels + triton + host + sequences
     return np.asarray(step), np.asarray(memory_bound), np.asarray(host + sequences)
-
-
-def replayed_kernel_s(accs: Sequence[Accelerator]) -> FloatArray:
-    """Per accelerator, the device time of one kernel of a decode step replayed as a CUDA
-    graph: ``CUDA_GRAPH_KERNEL_S``'s cycles at the part's boost clock (``achievable.yaml``;
-    a share of a device, its whole device's), the 2 us themselves where it has none."""
-    clocks = boost_clocks()
-    out = np.full(len(accs), CUDA_GRAPH_KERNEL_S)
-    for i, acc in enumerate(accs):
-        # a share of a device (``L4-0.125``) runs its kernels on the whole device's clock
-        clock = clocks.get(acc.id) or clocks.get(whole_device_id(acc.id))
-        if clock is not None:
-            out[i] = CUDA_GRAPH_KERNEL_S * REFERENCE_KERNEL_CLOCK_MHZ / clock.mhz
-    return out
 
 
 def decode_kernels_per_layer(w: Workload, weight_bytes: float) -> float:
@@ -335,62 +268,6 @@ def charges_sequences(w: Workload, execution: str) -> bool:
     serving engine, not a plain generate loop (``eager`` static batches)."""
     spec = w.inference
     return not (execution == "eager" and (spec is None or spec.engine != "continuous"))
-
-
-def _triton_launches_s(w: Workload, execution: str, layers: float) -> float:
-    """Host seconds an eager continuous-batching engine's int4 weights add to its step: TGI
-    1.0's GPTQ matmuls launch as Triton kernels from Python (``TRITON_MATMULS_PER_LAYER`` a
-    layer), each ~3x the launch of the kernel it replaces, a cost a captured CUDA graph does
-    not pay; its GPTQ Llama 2 70B ran 1.97-2.2x slower a token than its fp16 on the same eight
-    A100s at 1-20 users. A static-batch loop (Hugging Face generate, whose GPTQ layers take
-    CUDA kernels) is not charged."""
-    if not _gptq_engine(w, execution):
-        return 0.0
-    return layers * TRITON_MATMULS_PER_LAYER * (TRITON_LAUNCH_S - EAGER_LAUNCH_S)
-
-
-def _gptq_engine(w: Workload, execution: str) -> bool:
-    """Whether ``w`` is int4 (GPTQ) weights served by an eager continuous-batching engine:
-    TGI 1.0, whose GPTQ layers run TGI's own Triton and exllama kernels (a static-batch loop,
-    Hugging Face generate, takes CUDA GPTQ kernels)."""
-    spec = w.inference
-    eager_engine = execution == "eager" and spec is not None and spec.engine == "continuous"
-    return eager_engine and spec is not None and spec.weights == "int4"
-
-
-def _triton_loops_s(
-    w: Workload, execution: str, layers: float, hidden: float, r: Rates
-) -> FloatArray:
-    """Device seconds TGI 1.0's Triton GPTQ matmuls (``TRITON_MATMULS_PER_LAYER`` a layer, both
-    over the layer's input, ``hidden`` features) add beyond their launch: each takes
-    ``TRITON_GPTQ_CYCLES_PER_INPUT`` cycles of the die a feature, and the host launches the
-    next while it runs, so a matmul costs the longer of the two (``_triton_launches_s``
-    charges the launch). The matrices' int4 reads stay in the step's weight stream: for
-    Llama 2 70B over 8 A100s a few us against the loop's 204."""
-    if not _gptq_engine(w, execution):
-        return np.zeros_like(np.asarray(r.kernel_s, dtype=float))
-    loop = TRITON_GPTQ_CYCLES_PER_INPUT * hidden * _cycle_s(r)
-    return np.asarray(layers * TRITON_MATMULS_PER_LAYER * np.maximum(loop - TRITON_LAUNCH_S, 0.0))
-
-
-def _cycle_s(r: Rates) -> FloatArray:
-    """Seconds per clock cycle of each cell's die: a replayed kernel's cost (``r.kernel_s``)
-    is ``REFERENCE_KERNEL_CYCLES`` of them (the reference clock's for a part with none)."""
-    return np.asarray(np.asarray(r.kernel_s, dtype=float) / REFERENCE_KERNEL_CYCLES)
-
-
-def _exllama_rebuild_bytes(w: Workload, execution: str, b: FloatArray) -> FloatArray:
-    """Bytes TGI 1.0's int4 step adds when its batch has more than
-    ``EXLLAMA_RECONSTRUCT_ROWS`` rows: its exllama matmuls, the row-parallel attention output
-    and MLP down projections (the column-parallel ones are Triton's), rebuild their matrices
-    in fp16 (``EXLLAMA_RECONSTRUCT_BYTES`` a weight, over the whole model: each tensor-parallel
-    rank rebuilds its share)."""
-    arch = w.model.architecture
-    if not _gptq_engine(w, execution) or not isinstance(arch, TransformerArch) or arch.is_moe:
-        return np.zeros_like(b)
-    per_layer = arch.hidden_size * (arch.n_heads * arch.d_head + arch.d_ff)
-    rebuilt = arch.layers * per_layer * EXLLAMA_RECONSTRUCT_BYTES
-    return np.asarray(np.where(b > EXLLAMA_RECONSTRUCT_ROWS, rebuilt, 0.0))
 
 
 def decode_layers(s: Shape) -> float:

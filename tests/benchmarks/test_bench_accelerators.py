@@ -143,7 +143,7 @@ def test_no_entry_contradicts_the_product_catalog(bench: AcceleratorFile, catalo
 
 
 def test_every_boost_clock_is_a_known_nvidia_part(bench: AcceleratorFile, catalog: Catalog) -> None:
-    """achievable.yaml's boost clocks (serving_step.replayed_kernel_s) name parts of the
+    """achievable.yaml's boost clocks (kernel_costs.replayed_kernel_s) name parts of the
     product catalog or of this file, NVIDIA's, and each lies between the slowest and the fastest
     boost clocks their generations ship (a P4's 1,114 MHz, an RTX 4070 Ti's 2,610)."""
     from recommender.scoring.achievable import boost_clocks
@@ -157,7 +157,7 @@ def test_every_boost_clock_is_a_known_nvidia_part(bench: AcceleratorFile, catalo
     for a, b in (("A100-SXM4-40GB", "A100-PCIe-80GB"), ("V100-SXM2-16GB", "V100-SXM2-32GB")):
         assert clocks[a].mhz == clocks[b].mhz
     # the NVIDIA parts with no clock are the ones achievable.yaml says no source gave, and the
-    # shares of a device, which take their whole device's (serving_step.replayed_kernel_s)
+    # shares of a device, which take their whole device's (kernel_costs.replayed_kernel_s)
     from recommender.catalog.fractions import whole_device_id
 
     missing = {

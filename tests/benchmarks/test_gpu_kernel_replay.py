@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from recommender.scoring.serving_step import CUDA_GRAPH_KERNEL_S, REFERENCE_KERNEL_CLOCK_MHZ
+from recommender.scoring.kernel_costs import CUDA_GRAPH_KERNEL_S, REFERENCE_KERNEL_CLOCK_MHZ
 
 replay = pytest.importorskip("gpu_kernel_replay")
 

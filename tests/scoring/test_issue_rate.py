@@ -20,14 +20,16 @@ from recommender.scoring.issue_rate import (
     runtime_bandwidth_cap,
     sm_cycles_per_s,
 )
+from recommender.scoring.kernel_costs import (
+    CUDA_GRAPH_KERNEL_S,
+    REFERENCE_KERNEL_CLOCK_MHZ,
+    replayed_kernel_s,
+)
 from recommender.scoring.results import Prediction
 from recommender.scoring.serving_step import (
-    CUDA_GRAPH_KERNEL_S,
     LLAMA_CPP_KERNELS_PER_LAYER,
     LLAMA_CPP_QUANTISE_KERNELS_PER_LAYER,
-    REFERENCE_KERNEL_CLOCK_MHZ,
     SERVING_KERNELS_PER_LAYER,
-    replayed_kernel_s,
 )
 from recommender.workload import Workload
 
@@ -316,12 +318,12 @@ def test_a_faster_clock_decodes_a_kernel_bound_token_faster(catalog: Catalog) ->
     """With a fused engine's decode the kernels are a fixed share of a token; llama.cpp's
     unfused Q4 graph (30 kernels a layer) pays them in the part's cycles, so two parts that
     differ only in clock differ in the kernels' time by the clocks' ratio."""
-    import recommender.scoring.serving_step as serving_step
+    import recommender.scoring.kernel_costs as kernel_costs
 
     w = single_stream_decode("llama-3-8b", "int4", runtime="llama.cpp")
     base = predict(w, "L4", catalog=catalog)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(serving_step, "REFERENCE_KERNEL_CLOCK_MHZ", 2.0 * REFERENCE_KERNEL_CLOCK_MHZ)
+        mp.setattr(kernel_costs, "REFERENCE_KERNEL_CLOCK_MHZ", 2.0 * REFERENCE_KERNEL_CLOCK_MHZ)
         slower = predict(w, "L4", catalog=catalog)
     per_layer = LLAMA_CPP_KERNELS_PER_LAYER + LLAMA_CPP_QUANTISE_KERNELS_PER_LAYER
     kernels = (

@@ -505,19 +505,19 @@ def test_an_eager_engines_int4_matmuls_pay_for_their_triton_launches(catalog: Ca
     """TGI 1.0.3 runs two of each layer's GPTQ matmuls as Triton kernels, launched from Python
     at ~100 us each against ~30 us for the kernels they replace: Llama 2 7B's 32 layers add
     32 x 2 x 70 us = 4.48 ms to every eager step, and nothing to a CUDA-graph engine's."""
-    from recommender.scoring.serving_step import _triton_launches_s
+    from recommender.scoring.tgi_gptq import triton_launches_s
 
     def decode(execution: str, weights: str) -> Workload:
         return _llama_2_7b(execution, 1, prompt_tokens=1024, output_tokens=256, weights=weights)
 
-    assert _triton_launches_s(decode("eager", "int4"), "eager", 32) == pytest.approx(4.48e-3)
-    assert _triton_launches_s(decode("eager", "fp16"), "eager", 32) == 0.0
-    assert _triton_launches_s(decode("compiled", "int4"), "compiled", 32) == 0.0
+    assert triton_launches_s(decode("eager", "int4"), "eager", 32) == pytest.approx(4.48e-3)
+    assert triton_launches_s(decode("eager", "fp16"), "eager", 32) == 0.0
+    assert triton_launches_s(decode("compiled", "int4"), "compiled", 32) == 0.0
     eager_int4 = decode("eager", "int4")
     assert eager_int4.inference is not None
     spec = eager_int4.inference.model_copy(update={"engine": "static"})
     static = eager_int4.model_copy(update={"inference": spec})
-    assert _triton_launches_s(static, "eager", 32) == 0.0  # HF generate: CUDA GPTQ kernels
+    assert triton_launches_s(static, "eager", 32) == 0.0  # HF generate: CUDA GPTQ kernels
     eager = predict(decode("eager", "int4"), "A100", 1, catalog=catalog)
     graphs = predict(decode("compiled", "int4"), "A100", 1, catalog=catalog)
     assert eager.plan is not None and graphs.plan is not None

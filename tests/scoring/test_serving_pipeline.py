@@ -14,8 +14,8 @@ from recommender.catalog import Catalog
 from recommender.scoring.calibration import default_calibration
 from recommender.scoring.explain import UNCAPTURED_SPLIT_ADVICE, bottleneck_advice
 from recommender.scoring.issue_rate import kernels_of, runtime_bandwidth_cap
+from recommender.scoring.kernel_costs import EAGER_LAUNCH_S
 from recommender.scoring.serving_step import (
-    EAGER_LAUNCH_S,
     LLAMA_CPP_UNCAPTURED_LAYER_S,
     Rates,
     stage_handoff_s,

@@ -89,8 +89,10 @@ CNN_ACTIVATIONS_PER_FLOP = 11.11e6 / 8.22e9
 # and H200 agree as measured, but the prediction is 1.5-2.6x too fast: the fitted matrix
 # efficiencies are those of LLM GEMMs and CNNs, and an fp8 UNet build reaches 24-33 % of fp8
 # peak (its attention, norms and GEGLU at 16 bits); leave-one-source-out error without a
-# baseline rose 40.8 -> 45.2 %. Until a UNet's transformer blocks are modelled as
-# transformers, the guess stays.
+# baseline rose 40.8 -> 45.2 %. Tried again in stop 59 (the count as SDXL's registry
+# ``forward_activations``): MLPerf held out 13.9 -> 21.2 % with a baseline, 16.5 -> 27.5 %
+# without, its SDXL rows 1.97-2.17x too fast. Until a UNet's transformer blocks are modelled
+# as transformers, the guess stays.
 GENERIC_FLOPS_PER_BYTE = {"transformer": 200.0, "recsys": 20.0}
 DEFAULT_FLOPS_PER_BYTE = 150.0
 # float8 training with dynamic tensorwise scaling (torchao's Float8Linear, pytorch/ao

@@ -191,10 +191,10 @@ def decode_step(
     # the KV reads the larger part).
     memory_bound = weights_s + kv_s >= gemm_s + attention_s
     # The engine's own host time per iteration (scheduling, sampling, detokenising): small
-    # when the decode step is a captured CUDA graph (``execution: compiled``: vLLM,
-    # TensorRT-LLM, SGLang, gpt-fast), tens of ms for a Python loop launching every kernel
-    # (``eager``: Hugging Face generate, early TGI). ``serving_step_s``: set, not fitted;
-    # with the part that grows with the batch (``_sequence_host_s``), fitted.
+    # when the decode step is a captured CUDA graph or a C++ runtime's enqueue (``execution:
+    # compiled``: vLLM, SGLang, gpt-fast; TensorRT-LLM), tens of ms for a Python loop
+    # launching every kernel (``eager``: Hugging Face generate, early TGI). ``serving_step_s``:
+    # set, not fitted; with the part that grows with the batch (``_sequence_host_s``), fitted.
     host = engine_step_s(w, execution, cal) + triton_launches_s(w, execution, layers)
     triton = triton_loops_s(w, execution, layers, s.hidden, cycle_s(r.kernel_s))
     sequences = _sequence_host_s(w, execution, b, cal)

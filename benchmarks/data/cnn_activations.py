@@ -1,4 +1,4 @@
-"""Conv-output activations and FLOPs of the ResNet / ResNeXt / DenseNet CNNs the registry describes.
+"""Conv-output activations and FLOPs of the ResNet / ResNeXt CNNs the model registry describes.
 
 ``forward_activations`` in ``catalogs/models.yaml`` counts, as timm's ``infer_macts`` does, the
 elements every convolution (and linear layer) writes in one forward pass of one image: what an
@@ -12,14 +12,7 @@ same way as one that does:
 - RetinaNet ResNeXt50-32x4d FPN at 800 x 800 (torchvision's definition, which MLPerf's
   reference builds: FPN on layers 2-4, LastLevelP6P7(256, 256), 9 anchors, 264 classes)
   gives 402.4 GFLOPs, the registry's figure from ``torch.utils.flop_counter``, and 249.97 M
-  activations;
-- DenseNet-121 at 224 x 224 gives 6.90 M conv outputs and 5.67 GFLOPs (timm: 6.9 M and
-  2.87 GMACs). Its registry figure is another count, the elements its batch norms take in:
-  15.67 M. A ResNet normalises each convolution's output once, so for it the two counts
-  agree; DenseNet normalises before each convolution, on the concatenation of the block's
-  input and every earlier layer's output (Huang et al. 2017, "Densely Connected
-  Convolutional Networks", section 3), so every layer re-reads, re-normalises and
-  re-activates the whole concatenation, work no convolution's epilogue can take.
+  activations.
 
     python benchmarks/data/cnn_activations.py
 """
@@ -37,13 +30,6 @@ HEAD_CONVS = 4  # 3x3 convolutions before each head's output convolution
 ANCHORS = 9
 CLASSES = 264  # MLPerf's OpenImages subset
 BOX_COORDINATES = 4
-# DenseNet-121 (torchvision / timm ``densenet121``): layers per dense block, growth rate, the
-# bottleneck's width in growth rates, the stem's channels, the classifier's classes.
-DENSE_BLOCKS = (6, 12, 24, 16)
-GROWTH = 32
-BOTTLENECK_WIDTH = 4
-DENSE_STEM_CHANNELS = 64
-IMAGENET_CLASSES = 1000
 
 
 def _conv(cin: int, cout: int, kernel: int, side: int, groups: int = 1) -> tuple[int, int]:
@@ -106,46 +92,11 @@ def retinanet(resolution: int = 800) -> tuple[int, int]:
     return acts, flops
 
 
-def densenet121(resolution: int = 224) -> tuple[int, int, int]:
-    """(conv and linear outputs, FLOPs, elements entering a batch norm) of DenseNet-121: a 7x7
-    stem, four dense blocks whose layers run BN-ReLU-1x1 conv-BN-ReLU-3x3 conv on the
-    concatenation of the block's input and every earlier layer's output, and transitions
-    (BN-ReLU-1x1 conv halving the channels, 2x2 average pool) between them."""
-    side = resolution // 2
-    acts, flops = _conv(3, DENSE_STEM_CHANNELS, 7, side)
-    normed = acts  # norm0
-    side //= 2  # max pool
-    channels = DENSE_STEM_CHANNELS
-    width = BOTTLENECK_WIDTH * GROWTH
-    for block, layers in enumerate(DENSE_BLOCKS):
-        for _ in range(layers):
-            normed += channels * side * side  # norm1 over the concatenation
-            for layer in ((channels, width, 1, side), (width, GROWTH, 3, side)):
-                a, f = _conv(*layer)
-                acts, flops = acts + a, flops + f
-            normed += width * side * side  # norm2 over the bottleneck's output
-            channels += GROWTH
-        normed += channels * side * side  # the transition's norm, or norm5 after the last
-        if block < len(DENSE_BLOCKS) - 1:
-            a, f = _conv(channels, channels // 2, 1, side)
-            acts, flops = acts + a, flops + f
-            channels //= 2
-            side //= 2  # average pool
-    acts += IMAGENET_CLASSES
-    flops += 2 * channels * IMAGENET_CLASSES
-    return acts, flops, normed
-
-
 def main() -> None:
     a, f, _ = backbone(224)
     print(f"ResNet-50 at 224: {a / 1e6:.2f} M activations, {f / 1e9:.2f} GFLOPs of convolution")
     a, f = retinanet()
     print(f"RetinaNet ResNeXt50-32x4d FPN at 800: {a:,} activations, {f / 1e9:.1f} GFLOPs")
-    a, f, n = densenet121()
-    print(
-        f"DenseNet-121 at 224: {a / 1e6:.2f} M activations, {f / 1e9:.2f} GFLOPs, "
-        f"{n / 1e6:.2f} M elements into its batch norms"
-    )
 
 
 if __name__ == "__main__":

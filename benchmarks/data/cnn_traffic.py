@@ -1,0 +1,192 @@
+"""Element-wise traffic of an eager CNN forward pass, for the registry's ``forward_activations``.
+
+The step model streams a CNN's ``forward_activations`` ``cnn_passes`` times (fitted; 8.65 in
+eager PyTorch), a figure that for most registry CNNs is timm's ``infer_macts``: the elements
+its convolutions write. That is right for nets built like a ResNet, whose every convolution
+output passes the same chain of element-wise kernels (batch norm, activation, the residual
+add). Two registry nets are built otherwise, and their conv outputs misstate their traffic:
+
+- DenseNet-121 (Huang et al. 2017, "Densely Connected Convolutional Networks", section 3)
+  concatenates every earlier layer's output and normalises and activates the whole
+  concatenation before each layer's convolution: each output is re-read by every later layer
+  of its block;
+- ConvNeXt-B (Liu et al. 2022, "A ConvNet for the 2020s", figure 4) runs one norm and one
+  activation per block of three weighted layers, on channels-last copies.
+
+This script counts the elements each kernel of an eager forward pass reads and writes (weights
+left out), following torchvision's ResNet-50 and DenseNet-121 and timm's ``convnext_base``
+(``conv_mlp=False``: its norm is ``F.layer_norm`` on a permuted, non-contiguous view, which
+PyTorch copies to a contiguous tensor first). For those two nets the registry carries their
+element passes over ResNet-50's per conv output, the conv outputs a ResNet would need to stream
+as much:
+
+- ResNet-50 at 224: 11.11 M conv outputs (timm's ``infer_macts``), 80.9 M element passes,
+  7.28 a conv output;
+- DenseNet-121 at 224: 6.90 M conv outputs (timm: 6.9 M), 107.6 M passes, 14.78 M equivalent;
+- ConvNeXt-B at 224: 28.75 M conv outputs (timm: 28.75 M), 141.4 M passes, 19.43 M equivalent.
+
+    python benchmarks/data/cnn_traffic.py
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# torchvision's ResNet-50: blocks per stage, bottleneck planes, expansion, stem channels.
+RESNET_BLOCKS = (3, 4, 6, 3)
+RESNET_PLANES = (64, 128, 256, 512)
+RESNET_EXPANSION = 4
+RESNET_STEM = 64
+# torchvision's DenseNet-121: layers per dense block, growth rate, bottleneck width in growth
+# rates, stem channels.
+DENSE_BLOCKS = (6, 12, 24, 16)
+GROWTH = 32
+BOTTLENECK_WIDTH = 4
+DENSE_STEM = 64
+# timm's convnext_base: channels and blocks per stage, the stem's patch, the MLP's ratio.
+CONVNEXT_DIMS = (128, 256, 512, 1024)
+CONVNEXT_DEPTHS = (3, 3, 27, 3)
+CONVNEXT_PATCH = 4
+CONVNEXT_MLP_RATIO = 4
+IMAGENET_CLASSES = 1000
+# Elements a kernel moves per element of its output: an element-wise kernel (batch norm,
+# activation, a per-channel scale, a copy) reads one and writes one; a residual add reads two.
+POINTWISE_PASSES = 2
+ADD_PASSES = 3
+
+
+@dataclass
+class Traffic:
+    """Elements written by weighted layers, and elements read or written by every kernel."""
+
+    conv_outputs: int = 0
+    passes: int = 0
+
+    def weighted(self, read: int, written: int) -> None:
+        """A convolution or linear layer: reads its input, writes its output."""
+        self.conv_outputs += written
+        self.passes += read + written
+
+    def pointwise(self, elements: int, kernels: int = 1) -> None:
+        self.passes += POINTWISE_PASSES * elements * kernels
+
+    def add(self, elements: int) -> None:
+        self.passes += ADD_PASSES * elements
+
+    def reduce(self, read: int, written: int) -> None:
+        """A pooling or a concatenation: reads its inputs, writes its output."""
+        self.passes += read + written
+
+    def equivalent(self, reference: Traffic) -> float:
+        """Conv outputs a net with ``reference``'s passes per conv output streams as much."""
+        return self.passes / (reference.passes / reference.conv_outputs)
+
+
+def resnet50(resolution: int = 224) -> Traffic:
+    t = Traffic()
+    side = resolution // 2
+    t.weighted(3 * resolution**2, RESNET_STEM * side**2)
+    t.pointwise(RESNET_STEM * side**2, kernels=2)  # batch norm, ReLU
+    t.reduce(RESNET_STEM * side**2, RESNET_STEM * (side // 2) ** 2)  # max pool
+    side //= 2
+    cin = RESNET_STEM
+    for stage, (blocks, width) in enumerate(zip(RESNET_BLOCKS, RESNET_PLANES, strict=True)):
+        cout = width * RESNET_EXPANSION
+        for block in range(blocks):
+            out = side // 2 if block == 0 and stage > 0 else side
+            t.weighted(cin * side**2, width * side**2)
+            t.pointwise(width * side**2, kernels=2)
+            t.weighted(width * side**2, width * out**2)  # v1.5: the stride on the 3x3
+            t.pointwise(width * out**2, kernels=2)
+            t.weighted(width * out**2, cout * out**2)
+            t.pointwise(cout * out**2)
+            if block == 0:
+                t.weighted(cin * side**2, cout * out**2)  # downsample and its batch norm
+                t.pointwise(cout * out**2)
+            t.add(cout * out**2)
+            t.pointwise(cout * out**2)  # ReLU
+            cin, side = cout, out
+    t.reduce(cin * side**2, cin)
+    t.weighted(cin, IMAGENET_CLASSES)
+    return t
+
+
+def densenet121(resolution: int = 224) -> Traffic:
+    t = Traffic()
+    side = resolution // 2
+    t.weighted(3 * resolution**2, DENSE_STEM * side**2)
+    t.pointwise(DENSE_STEM * side**2, kernels=2)
+    t.reduce(DENSE_STEM * side**2, DENSE_STEM * (side // 2) ** 2)
+    side //= 2
+    channels = DENSE_STEM
+    width = BOTTLENECK_WIDTH * GROWTH
+    for block, layers in enumerate(DENSE_BLOCKS):
+        for _ in range(layers):
+            concat = channels * side**2
+            t.reduce(concat, concat)  # torch.cat of the block's features so far
+            t.pointwise(concat, kernels=2)  # norm1, relu1 over the concatenation
+            t.weighted(concat, width * side**2)
+            t.pointwise(width * side**2, kernels=2)
+            t.weighted(width * side**2, GROWTH * side**2)
+            channels += GROWTH
+        concat = channels * side**2
+        t.reduce(concat, concat)  # the block's output
+        t.pointwise(concat, kernels=2)  # the transition's (or the final) norm and ReLU
+        if block < len(DENSE_BLOCKS) - 1:
+            t.weighted(concat, channels // 2 * side**2)
+            channels //= 2
+            t.reduce(channels * side**2, channels * (side // 2) ** 2)  # average pool
+            side //= 2
+    t.reduce(channels * side**2, channels)
+    t.weighted(channels, IMAGENET_CLASSES)
+    return t
+
+
+def _layer_norm_2d(t: Traffic, elements: int) -> None:
+    """timm's channels-first norm: a permuted view, copied contiguous, normalised."""
+    t.pointwise(elements, kernels=2)
+
+
+def convnext_base(resolution: int = 224) -> Traffic:
+    t = Traffic()
+    side = resolution // CONVNEXT_PATCH
+    t.weighted(3 * resolution**2, CONVNEXT_DIMS[0] * side**2)
+    _layer_norm_2d(t, CONVNEXT_DIMS[0] * side**2)
+    for stage, (dim, depth) in enumerate(zip(CONVNEXT_DIMS, CONVNEXT_DEPTHS, strict=True)):
+        if stage > 0:
+            prev = CONVNEXT_DIMS[stage - 1] * side**2
+            _layer_norm_2d(t, prev)
+            side //= 2
+            t.weighted(prev, dim * side**2)  # 2x2 stride-2 convolution
+        x = dim * side**2
+        hidden = CONVNEXT_MLP_RATIO * x
+        for _ in range(depth):
+            t.weighted(x, x)  # 7x7 depthwise convolution
+            t.pointwise(x, kernels=2)  # contiguous copy of the permuted view, layer norm
+            t.weighted(x, hidden)  # fc1
+            t.pointwise(hidden)  # GELU
+            t.weighted(hidden, x)  # fc2
+            t.pointwise(x)  # layer scale (gamma)
+            t.add(x)  # residual
+    dim = CONVNEXT_DIMS[-1]
+    t.reduce(dim * side**2, dim)
+    t.pointwise(dim)  # head norm
+    t.weighted(dim, IMAGENET_CLASSES)
+    return t
+
+
+def main() -> None:
+    ref = resnet50()
+    print(
+        f"ResNet-50: {ref.conv_outputs / 1e6:.2f} M conv outputs, {ref.passes / 1e6:.1f} M "
+        f"element passes, {ref.passes / ref.conv_outputs:.2f} a conv output"
+    )
+    for name, net in (("DenseNet-121", densenet121()), ("ConvNeXt-B", convnext_base())):
+        print(
+            f"{name}: {net.conv_outputs / 1e6:.2f} M conv outputs, {net.passes / 1e6:.1f} M "
+            f"element passes, {net.equivalent(ref) / 1e6:.2f} M ResNet-equivalent"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""benchmarks/data/cnn_traffic.py: the element-wise traffic behind the registry's CNN figures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from data.cnn_traffic import Traffic, convnext_base, densenet121, resnet50
+
+from recommender.models.arch import GivenArch
+from recommender.models.registry import resolve_model
+
+Net = Callable[[], Traffic]
+
+
+@pytest.mark.parametrize(
+    ("net", "infer_macts"),
+    [(resnet50, 11.11e6), (densenet121, 6.9e6), (convnext_base, 28.75e6)],
+)
+def test_conv_outputs_reproduce_timms_published_count(net: Net, infer_macts: float) -> None:
+    # timm's results CSV (pytorch-image-models@aa4b5850, infer_macts at 224)
+    assert net().conv_outputs == pytest.approx(infer_macts, rel=0.01)
+
+
+def test_densenet_streams_more_and_convnext_less_than_a_resnet_per_conv_output() -> None:
+    ref = resnet50()
+    per_output = ref.passes / ref.conv_outputs
+    dense, convnext = densenet121(), convnext_base()
+    assert dense.passes / dense.conv_outputs > 2 * per_output
+    assert convnext.passes / convnext.conv_outputs < 0.7 * per_output
+
+
+@pytest.mark.parametrize(
+    ("name", "net"), [("densenet-121", densenet121), ("convnext-base", convnext_base)]
+)
+def test_registry_carries_the_resnet_equivalent_count(name: str, net: Net) -> None:
+    arch = resolve_model(name).architecture
+    assert isinstance(arch, GivenArch)
+    assert arch.forward_activations == pytest.approx(net().equivalent(resnet50()), rel=1e-3)

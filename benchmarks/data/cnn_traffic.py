@@ -14,14 +14,17 @@ add). Two registry nets are built otherwise, and their conv outputs misstate the
   activation per block of three weighted layers, on channels-last copies.
 
 This script counts the elements each kernel of an eager forward pass reads and writes (weights
-left out), following torchvision's ResNet-50 and DenseNet-121 and timm's ``convnext_base``
-(``conv_mlp=False``: its norm is ``F.layer_norm`` on a permuted, non-contiguous view, which
-PyTorch copies to a contiguous tensor first). For those two nets the registry carries their
+left out), following torchvision's ResNet-50 and DenseNet-121 and timm's ``efficientnet_b0``
+and ``convnext_base`` (``conv_mlp=False``: its norm is ``F.layer_norm`` on a permuted,
+non-contiguous view, which PyTorch copies to a contiguous tensor first). For the two nets
+built otherwise the registry carries their
 element passes over ResNet-50's per conv output, the conv outputs a ResNet would need to stream
 as much:
 
 - ResNet-50 at 224: 11.11 M conv outputs (timm's ``infer_macts``), 80.9 M element passes,
   7.28 a conv output;
+- EfficientNet-B0 at 224: 6.75 M conv outputs (timm: 6.75 M), 47.0 M passes, 6.46 M
+  equivalent, 4 % off its conv outputs: built like a ResNet in this respect, it keeps timm's;
 - DenseNet-121 at 224: 6.90 M conv outputs (timm: 6.9 M), 107.6 M passes, 14.78 M equivalent;
 - ConvNeXt-B at 224: 28.75 M conv outputs (timm: 28.75 M), 141.4 M passes, 19.43 M equivalent.
 
@@ -48,6 +51,20 @@ CONVNEXT_DIMS = (128, 256, 512, 1024)
 CONVNEXT_DEPTHS = (3, 3, 27, 3)
 CONVNEXT_PATCH = 4
 CONVNEXT_MLP_RATIO = 4
+# timm's efficientnet_b0: (expansion, kernel, stride, output channels, repeats) per stage,
+# stem and head channels, the squeeze-excitation's width over the block's input channels.
+EFFICIENTNET_B0 = (
+    (1, 3, 1, 16, 1),
+    (6, 3, 2, 24, 2),
+    (6, 5, 2, 40, 2),
+    (6, 3, 2, 80, 3),
+    (6, 5, 1, 112, 3),
+    (6, 5, 2, 192, 4),
+    (6, 3, 1, 320, 1),
+)
+EFFICIENTNET_STEM = 32
+EFFICIENTNET_HEAD = 1280
+SE_RATIO = 0.25
 IMAGENET_CLASSES = 1000
 # Elements a kernel moves per element of its output: an element-wise kernel (batch norm,
 # activation, a per-channel scale, a copy) reads one and writes one; a residual add reads two.
@@ -142,6 +159,38 @@ def densenet121(resolution: int = 224) -> Traffic:
     return t
 
 
+def efficientnet_b0(resolution: int = 224) -> Traffic:
+    t = Traffic()
+    side = resolution // 2
+    t.weighted(3 * resolution**2, EFFICIENTNET_STEM * side**2)
+    t.pointwise(EFFICIENTNET_STEM * side**2, kernels=2)  # batch norm, SiLU
+    cin = EFFICIENTNET_STEM
+    for expansion, _kernel, first_stride, cout, repeats in EFFICIENTNET_B0:
+        for repeat in range(repeats):
+            out = side // (first_stride if repeat == 0 else 1)
+            mid = cin * expansion
+            if expansion != 1:
+                t.weighted(cin * side**2, mid * side**2)  # 1x1 expansion
+                t.pointwise(mid * side**2, kernels=2)
+            t.weighted(mid * side**2, mid * out**2)  # depthwise
+            t.pointwise(mid * out**2, kernels=2)
+            squeezed = max(1, int(cin * SE_RATIO))
+            t.reduce(mid * out**2, mid)  # squeeze-excitation: pool, two 1x1s, gate
+            t.weighted(mid, squeezed)
+            t.weighted(squeezed, mid)
+            t.pointwise(mid * out**2)
+            t.weighted(mid * out**2, cout * out**2)  # 1x1 projection and its batch norm
+            t.pointwise(cout * out**2)
+            if out == side and cin == cout:
+                t.add(cout * out**2)
+            cin, side = cout, out
+    t.weighted(cin * side**2, EFFICIENTNET_HEAD * side**2)
+    t.pointwise(EFFICIENTNET_HEAD * side**2, kernels=2)
+    t.reduce(EFFICIENTNET_HEAD * side**2, EFFICIENTNET_HEAD)
+    t.weighted(EFFICIENTNET_HEAD, IMAGENET_CLASSES)
+    return t
+
+
 def _layer_norm_2d(t: Traffic, elements: int) -> None:
     """timm's channels-first norm: a permuted view, copied contiguous, normalised."""
     t.pointwise(elements, kernels=2)
@@ -181,7 +230,12 @@ def main() -> None:
         f"ResNet-50: {ref.conv_outputs / 1e6:.2f} M conv outputs, {ref.passes / 1e6:.1f} M "
         f"element passes, {ref.passes / ref.conv_outputs:.2f} a conv output"
     )
-    for name, net in (("DenseNet-121", densenet121()), ("ConvNeXt-B", convnext_base())):
+    nets = (
+        ("EfficientNet-B0", efficientnet_b0()),
+        ("DenseNet-121", densenet121()),
+        ("ConvNeXt-B", convnext_base()),
+    )
+    for name, net in nets:
         print(
             f"{name}: {net.conv_outputs / 1e6:.2f} M conv outputs, {net.passes / 1e6:.1f} M "
             f"element passes, {net.equivalent(ref) / 1e6:.2f} M ResNet-equivalent"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from data.cnn_traffic import Traffic, convnext_base, densenet121, resnet50
+from data.cnn_traffic import Traffic, convnext_base, densenet121, efficientnet_b0, resnet50
 
 from recommender.models.arch import GivenArch
 from recommender.models.registry import resolve_model
@@ -15,7 +15,12 @@ Net = Callable[[], Traffic]
 
 @pytest.mark.parametrize(
     ("net", "infer_macts"),
-    [(resnet50, 11.11e6), (densenet121, 6.9e6), (convnext_base, 28.75e6)],
+    [
+        (resnet50, 11.11e6),
+        (efficientnet_b0, 6.75e6),
+        (densenet121, 6.9e6),
+        (convnext_base, 28.75e6),
+    ],
 )
 def test_conv_outputs_reproduce_timms_published_count(net: Net, infer_macts: float) -> None:
     # timm's results CSV (pytorch-image-models@aa4b5850, infer_macts at 224)
@@ -28,6 +33,9 @@ def test_densenet_streams_more_and_convnext_less_than_a_resnet_per_conv_output()
     dense, convnext = densenet121(), convnext_base()
     assert dense.passes / dense.conv_outputs > 2 * per_output
     assert convnext.passes / convnext.conv_outputs < 0.7 * per_output
+    # EfficientNet's chain per conv output is a ResNet's within 5 %: it keeps timm's count
+    effnet = efficientnet_b0()
+    assert effnet.passes / effnet.conv_outputs == pytest.approx(per_output, rel=0.05)
 
 
 @pytest.mark.parametrize(

@@ -99,13 +99,28 @@ class Traffic:
         return self.passes / (reference.passes / reference.conv_outputs)
 
 
-def resnet50(resolution: int = 224) -> Traffic:
+def _stem(resolution: int, channels: int, pool: bool) -> tuple[Traffic, int]:
+    """A stride-2 stem convolution, its batch norm and activation, and (``pool``) a stride-2
+    max pool: the traffic so far and the side of the map it leaves."""
     t = Traffic()
     side = resolution // 2
-    t.weighted(3 * resolution**2, RESNET_STEM * side**2)
-    t.pointwise(RESNET_STEM * side**2, kernels=2)  # batch norm, ReLU
-    t.reduce(RESNET_STEM * side**2, RESNET_STEM * (side // 2) ** 2)  # max pool
-    side //= 2
+    t.weighted(3 * resolution**2, channels * side**2)
+    t.pointwise(channels * side**2, kernels=2)
+    if pool:
+        t.reduce(channels * side**2, channels * (side // 2) ** 2)
+        side //= 2
+    return t, side
+
+
+def _classifier(t: Traffic, channels: int, side: int) -> Traffic:
+    """Global average pool and the ImageNet classifier."""
+    t.reduce(channels * side**2, channels)
+    t.weighted(channels, IMAGENET_CLASSES)
+    return t
+
+
+def resnet50(resolution: int = 224) -> Traffic:
+    t, side = _stem(resolution, RESNET_STEM, pool=True)
     cin = RESNET_STEM
     for stage, (blocks, width) in enumerate(zip(RESNET_BLOCKS, RESNET_PLANES, strict=True)):
         cout = width * RESNET_EXPANSION
@@ -123,18 +138,11 @@ def resnet50(resolution: int = 224) -> Traffic:
             t.add(cout * out**2)
             t.pointwise(cout * out**2)  # ReLU
             cin, side = cout, out
-    t.reduce(cin * side**2, cin)
-    t.weighted(cin, IMAGENET_CLASSES)
-    return t
+    return _classifier(t, cin, side)
 
 
 def densenet121(resolution: int = 224) -> Traffic:
-    t = Traffic()
-    side = resolution // 2
-    t.weighted(3 * resolution**2, DENSE_STEM * side**2)
-    t.pointwise(DENSE_STEM * side**2, kernels=2)
-    t.reduce(DENSE_STEM * side**2, DENSE_STEM * (side // 2) ** 2)
-    side //= 2
+    t, side = _stem(resolution, DENSE_STEM, pool=True)
     channels = DENSE_STEM
     width = BOTTLENECK_WIDTH * GROWTH
     for block, layers in enumerate(DENSE_BLOCKS):
@@ -154,16 +162,11 @@ def densenet121(resolution: int = 224) -> Traffic:
             channels //= 2
             t.reduce(channels * side**2, channels * (side // 2) ** 2)  # average pool
             side //= 2
-    t.reduce(channels * side**2, channels)
-    t.weighted(channels, IMAGENET_CLASSES)
-    return t
+    return _classifier(t, channels, side)
 
 
 def efficientnet_b0(resolution: int = 224) -> Traffic:
-    t = Traffic()
-    side = resolution // 2
-    t.weighted(3 * resolution**2, EFFICIENTNET_STEM * side**2)
-    t.pointwise(EFFICIENTNET_STEM * side**2, kernels=2)  # batch norm, SiLU
+    t, side = _stem(resolution, EFFICIENTNET_STEM, pool=False)
     cin = EFFICIENTNET_STEM
     for expansion, _kernel, first_stride, cout, repeats in EFFICIENTNET_B0:
         for repeat in range(repeats):
@@ -186,9 +189,7 @@ def efficientnet_b0(resolution: int = 224) -> Traffic:
             cin, side = cout, out
     t.weighted(cin * side**2, EFFICIENTNET_HEAD * side**2)
     t.pointwise(EFFICIENTNET_HEAD * side**2, kernels=2)
-    t.reduce(EFFICIENTNET_HEAD * side**2, EFFICIENTNET_HEAD)
-    t.weighted(EFFICIENTNET_HEAD, IMAGENET_CLASSES)
-    return t
+    return _classifier(t, EFFICIENTNET_HEAD, side)
 
 
 def _layer_norm_2d(t: Traffic, elements: int) -> None:

@@ -4,20 +4,23 @@ The step model streams a CNN's ``forward_activations`` ``cnn_passes`` times (fit
 eager PyTorch), a figure that for most registry CNNs is timm's ``infer_macts``: the elements
 its convolutions write. That is right for nets built like a ResNet, whose every convolution
 output passes the same chain of element-wise kernels (batch norm, activation, the residual
-add). Two registry nets are built otherwise, and their conv outputs misstate their traffic:
+add). Three registry nets are built otherwise, and their conv outputs misstate their traffic:
 
 - DenseNet-121 (Huang et al. 2017, "Densely Connected Convolutional Networks", section 3)
   concatenates every earlier layer's output and normalises and activates the whole
   concatenation before each layer's convolution: each output is re-read by every later layer
   of its block;
 - ConvNeXt-B (Liu et al. 2022, "A ConvNet for the 2020s", figure 4) runs one norm and one
-  activation per block of three weighted layers, on channels-last copies.
+  activation per block of three weighted layers, on channels-last copies;
+- Swin-B (Liu et al. 2021, "Swin Transformer") copies every block's tokens into windows and
+  back, and writes its attention scores, which timm's count includes, fewer times each than a
+  ResNet writes a conv output.
 
 This script counts the elements each kernel of an eager forward pass reads and writes (weights
-left out), following torchvision's ResNet-50 and DenseNet-121 and timm's ``efficientnet_b0``
-and ``convnext_base`` (``conv_mlp=False``: its norm is ``F.layer_norm`` on a permuted,
-non-contiguous view, which PyTorch copies to a contiguous tensor first). For the two nets
-built otherwise the registry carries their
+left out), following torchvision's ResNet-50 and DenseNet-121 and timm's ``efficientnet_b0``,
+``convnext_base`` (``conv_mlp=False``: its norm is ``F.layer_norm`` on a permuted,
+non-contiguous view, which PyTorch copies to a contiguous tensor first) and
+``swin_base_patch4_window7_224``. For the three nets built otherwise the registry carries their
 element passes over ResNet-50's per conv output, the conv outputs a ResNet would need to stream
 as much:
 
@@ -26,7 +29,9 @@ as much:
 - EfficientNet-B0 at 224: 6.75 M conv outputs (timm: 6.75 M), 47.0 M passes, 6.46 M
   equivalent, 4 % off its conv outputs: built like a ResNet in this respect, it keeps timm's;
 - DenseNet-121 at 224: 6.90 M conv outputs (timm: 6.9 M), 107.6 M passes, 14.78 M equivalent;
-- ConvNeXt-B at 224: 28.75 M conv outputs (timm: 28.75 M), 141.4 M passes, 19.43 M equivalent.
+- ConvNeXt-B at 224: 28.75 M conv outputs (timm: 28.75 M), 141.4 M passes, 19.43 M equivalent;
+- Swin-B at 224: 36.63 M linear and attention-matmul outputs (timm: 36.63 M), 200.1 M passes,
+  27.50 M equivalent.
 
     python benchmarks/data/cnn_traffic.py
 """
@@ -65,6 +70,15 @@ EFFICIENTNET_B0 = (
 EFFICIENTNET_STEM = 32
 EFFICIENTNET_HEAD = 1280
 SE_RATIO = 0.25
+# timm's swin_base_patch4_window7_224: channels, blocks and heads per stage, the patch, the
+# window's tokens, the MLP's ratio; every second block of a stage shifts its windows, unless
+# the window covers the whole map (the last stage's 7 x 7).
+SWIN_DIMS = (128, 256, 512, 1024)
+SWIN_DEPTHS = (2, 2, 18, 2)
+SWIN_HEADS = (4, 8, 16, 32)
+SWIN_PATCH = 4
+SWIN_WINDOW = 7
+SWIN_MLP_RATIO = 4
 IMAGENET_CLASSES = 1000
 # Elements a kernel moves per element of its output: an element-wise kernel (batch norm,
 # activation, a per-channel scale, a copy) reads one and writes one; a residual add reads two.
@@ -225,6 +239,48 @@ def convnext_base(resolution: int = 224) -> Traffic:
     return t
 
 
+def _swin_block(t: Traffic, dims: int, heads: int, side: int, shifted: bool) -> None:
+    """One Swin block, eager: timm's window attention keeps its unfused path by default
+    (``use_fused_attn(experimental=True)``), so the scores are written, biased, masked and
+    softmaxed in memory, and ``torch.matmul`` copies the strided k and v views first."""
+    x = dims * side**2
+    scores = heads * SWIN_WINDOW**2 * side**2
+    shifts = 2 if shifted else 0  # torch.roll before the partition and after the reverse
+    # norm1, the window partition's copy, q * scale, the k and v copies, the head merge's
+    # copy, the window reverse's copy, norm2
+    t.pointwise(x, kernels=8 + shifts)
+    t.weighted(x, 3 * x)  # qkv
+    t.weighted(2 * x, scores)  # q @ k^T
+    t.pointwise(scores, kernels=3 if shifted else 2)  # + position bias (+ mask), softmax
+    t.weighted(scores + x, x)  # attn @ v
+    t.weighted(x, x)  # proj
+    t.add(x)
+    t.weighted(x, SWIN_MLP_RATIO * x)
+    t.pointwise(SWIN_MLP_RATIO * x)  # GELU
+    t.weighted(SWIN_MLP_RATIO * x, x)
+    t.add(x)
+
+
+def swin_base(resolution: int = 224) -> Traffic:
+    t = Traffic()
+    side = resolution // SWIN_PATCH
+    t.weighted(3 * resolution**2, SWIN_DIMS[0] * side**2)  # patch embedding
+    t.pointwise(SWIN_DIMS[0] * side**2)  # its norm
+    for stage, (dims, depth, heads) in enumerate(
+        zip(SWIN_DIMS, SWIN_DEPTHS, SWIN_HEADS, strict=True)
+    ):
+        if stage > 0:  # patch merging: 2 x 2 tokens stacked, copied, normalised, projected
+            side //= 2
+            merged = 4 * SWIN_DIMS[stage - 1] * side**2
+            t.pointwise(merged, kernels=2)
+            t.weighted(merged, dims * side**2)
+        for block in range(depth):
+            _swin_block(t, dims, heads, side, shifted=block % 2 == 1 and side > SWIN_WINDOW)
+    dims = SWIN_DIMS[-1]
+    t.pointwise(dims * side**2)  # final norm
+    return _classifier(t, dims, side)
+
+
 def main() -> None:
     ref = resnet50()
     print(
@@ -235,6 +291,7 @@ def main() -> None:
         ("EfficientNet-B0", efficientnet_b0()),
         ("DenseNet-121", densenet121()),
         ("ConvNeXt-B", convnext_base()),
+        ("Swin-B", swin_base()),
     )
     for name, net in nets:
         print(

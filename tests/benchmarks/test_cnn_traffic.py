@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from data.cnn_traffic import Traffic, convnext_base, densenet121, efficientnet_b0, resnet50
+from data.cnn_traffic import (
+    Traffic,
+    convnext_base,
+    densenet121,
+    efficientnet_b0,
+    resnet50,
+    swin_base,
+)
 
 from recommender.models.arch import GivenArch
 from recommender.models.registry import resolve_model
@@ -20,6 +27,7 @@ Net = Callable[[], Traffic]
         (efficientnet_b0, 6.75e6),
         (densenet121, 6.9e6),
         (convnext_base, 28.75e6),
+        (swin_base, 36.63e6),
     ],
 )
 def test_conv_outputs_reproduce_timms_published_count(net: Net, infer_macts: float) -> None:
@@ -39,7 +47,8 @@ def test_densenet_streams_more_and_convnext_less_than_a_resnet_per_conv_output()
 
 
 @pytest.mark.parametrize(
-    ("name", "net"), [("densenet-121", densenet121), ("convnext-base", convnext_base)]
+    ("name", "net"),
+    [("densenet-121", densenet121), ("convnext-base", convnext_base), ("swin-base", swin_base)],
 )
 def test_registry_carries_the_resnet_equivalent_count(name: str, net: Net) -> None:
     arch = resolve_model(name).architecture

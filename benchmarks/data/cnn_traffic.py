@@ -4,12 +4,14 @@ The step model streams a CNN's ``forward_activations`` ``cnn_passes`` times (fit
 eager PyTorch), a figure that for most registry CNNs is timm's ``infer_macts``: the elements
 its convolutions write. That is right for nets built like a ResNet, whose every convolution
 output passes the same chain of element-wise kernels (batch norm, activation, the residual
-add). Three registry nets are built otherwise, and their conv outputs misstate their traffic:
+add). Four registry nets are built otherwise, and their conv outputs misstate their traffic:
 
 - DenseNet-121 (Huang et al. 2017, "Densely Connected Convolutional Networks", section 3)
   concatenates every earlier layer's output and normalises and activates the whole
   concatenation before each layer's convolution: each output is re-read by every later layer
   of its block;
+- SE-ResNeXt101-32x4d (Hu et al. 2018, "Squeeze-and-Excitation Networks") pools each
+  block's output and multiplies it by a per-channel gate, two more passes over it;
 - ConvNeXt-B (Liu et al. 2022, "A ConvNet for the 2020s", figure 4) runs one norm and one
   activation per block of three weighted layers, on channels-last copies;
 - Swin-B (Liu et al. 2021, "Swin Transformer") copies every block's tokens into windows and
@@ -17,17 +19,23 @@ add). Three registry nets are built otherwise, and their conv outputs misstate t
   ResNet writes a conv output.
 
 This script counts the elements each kernel of an eager forward pass reads and writes (weights
-left out), following torchvision's ResNet-50 and DenseNet-121 and timm's ``efficientnet_b0``,
+left out), following torchvision's ResNet-50 (and its bottleneck with SE-ResNeXt's groups and
+gate) and DenseNet-121 and timm's ``efficientnet_b0``,
 ``convnext_base`` (``conv_mlp=False``: its norm is ``F.layer_norm`` on a permuted,
 non-contiguous view, which PyTorch copies to a contiguous tensor first) and
-``swin_base_patch4_window7_224``. For the three nets built otherwise the registry carries their
-element passes over ResNet-50's per conv output, the conv outputs a ResNet would need to stream
-as much:
+``swin_base_patch4_window7_224``. Where a net's passes per conv output differ from ResNet-50's
+by more than 10 % (more than the copies PyTorch may or may not make, which the count cannot
+tell apart), the registry carries its element passes over ResNet-50's per conv output, the
+conv outputs a ResNet would need to stream as much:
 
 - ResNet-50 at 224: 11.11 M conv outputs (timm's ``infer_macts``), 80.9 M element passes,
   7.28 a conv output;
 - EfficientNet-B0 at 224: 6.75 M conv outputs (timm: 6.75 M), 47.0 M passes, 6.46 M
-  equivalent, 4 % off its conv outputs: built like a ResNet in this respect, it keeps timm's;
+  equivalent, 4 % off its conv outputs: built like a ResNet in this respect, it keeps timm's
+  (EfficientNet-B4 and MobileNetV3-Large, of the same inverted-residual blocks, are not
+  counted and keep theirs too);
+- SE-ResNeXt101-32x4d at 224: 21.26 M conv outputs (timm: 21.26 M), 178.7 M passes, 24.55 M
+  equivalent;
 - DenseNet-121 at 224: 6.90 M conv outputs (timm: 6.9 M), 107.6 M passes, 14.78 M equivalent;
 - ConvNeXt-B at 224: 28.75 M conv outputs (timm: 28.75 M), 141.4 M passes, 19.43 M equivalent;
 - Swin-B at 224: 36.63 M linear and attention-matmul outputs (timm: 36.63 M), 200.1 M passes,
@@ -45,6 +53,12 @@ RESNET_BLOCKS = (3, 4, 6, 3)
 RESNET_PLANES = (64, 128, 256, 512)
 RESNET_EXPANSION = 4
 RESNET_STEM = 64
+RESNET_WIDTH_PER_GROUP = 64
+# SE-ResNeXt101-32x4d (the DeepLearningExamples model, timm's seresnext101_32x4d): a ResNeXt
+# of 32 groups of 4 with 23 blocks in its third stage, and a squeeze-excitation gate of a
+# sixteenth of the block's channels.
+SE_RESNEXT101_BLOCKS = (3, 4, 23, 3)
+SE_REDUCTION = 16
 # torchvision's DenseNet-121: layers per dense block, growth rate, bottleneck width in growth
 # rates, stem channels.
 DENSE_BLOCKS = (6, 12, 24, 16)
@@ -133,12 +147,22 @@ def _classifier(t: Traffic, channels: int, side: int) -> Traffic:
     return t
 
 
-def resnet50(resolution: int = 224) -> Traffic:
+def _bottleneck_net(
+    resolution: int,
+    blocks: tuple[int, ...],
+    width_per_group: int = RESNET_WIDTH_PER_GROUP,
+    groups: int = 1,
+    squeeze: bool = False,
+) -> Traffic:
+    """A torchvision-style bottleneck net: ResNet (64 x 1), or ResNeXt (``groups`` of
+    ``width_per_group``) with, where ``squeeze``, a squeeze-excitation gate on each block's
+    output (Hu et al. 2018: pool, two 1x1s, a per-channel multiply)."""
     t, side = _stem(resolution, RESNET_STEM, pool=True)
     cin = RESNET_STEM
-    for stage, (blocks, width) in enumerate(zip(RESNET_BLOCKS, RESNET_PLANES, strict=True)):
-        cout = width * RESNET_EXPANSION
-        for block in range(blocks):
+    for stage, (count, planes) in enumerate(zip(blocks, RESNET_PLANES, strict=True)):
+        width = planes * width_per_group // RESNET_WIDTH_PER_GROUP * groups
+        cout = planes * RESNET_EXPANSION
+        for block in range(count):
             out = side // 2 if block == 0 and stage > 0 else side
             t.weighted(cin * side**2, width * side**2)
             t.pointwise(width * side**2, kernels=2)
@@ -146,6 +170,11 @@ def resnet50(resolution: int = 224) -> Traffic:
             t.pointwise(width * out**2, kernels=2)
             t.weighted(width * out**2, cout * out**2)
             t.pointwise(cout * out**2)
+            if squeeze:
+                t.reduce(cout * out**2, cout)
+                t.weighted(cout, cout // SE_REDUCTION)
+                t.weighted(cout // SE_REDUCTION, cout)
+                t.pointwise(cout * out**2)  # the gate's multiply
             if block == 0:
                 t.weighted(cin * side**2, cout * out**2)  # downsample and its batch norm
                 t.pointwise(cout * out**2)
@@ -153,6 +182,16 @@ def resnet50(resolution: int = 224) -> Traffic:
             t.pointwise(cout * out**2)  # ReLU
             cin, side = cout, out
     return _classifier(t, cin, side)
+
+
+def resnet50(resolution: int = 224) -> Traffic:
+    return _bottleneck_net(resolution, RESNET_BLOCKS)
+
+
+def seresnext101_32x4d(resolution: int = 224) -> Traffic:
+    return _bottleneck_net(
+        resolution, SE_RESNEXT101_BLOCKS, width_per_group=4, groups=32, squeeze=True
+    )
 
 
 def densenet121(resolution: int = 224) -> Traffic:
@@ -289,6 +328,7 @@ def main() -> None:
     )
     nets = (
         ("EfficientNet-B0", efficientnet_b0()),
+        ("SE-ResNeXt101-32x4d", seresnext101_32x4d()),
         ("DenseNet-121", densenet121()),
         ("ConvNeXt-B", convnext_base()),
         ("Swin-B", swin_base()),

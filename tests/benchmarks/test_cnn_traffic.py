@@ -11,6 +11,7 @@ from data.cnn_traffic import (
     densenet121,
     efficientnet_b0,
     resnet50,
+    seresnext101_32x4d,
     swin_base,
 )
 
@@ -25,6 +26,7 @@ Net = Callable[[], Traffic]
     [
         (resnet50, 11.11e6),
         (efficientnet_b0, 6.75e6),
+        (seresnext101_32x4d, 21.26e6),
         (densenet121, 6.9e6),
         (convnext_base, 28.75e6),
         (swin_base, 36.63e6),
@@ -46,11 +48,25 @@ def test_densenet_streams_more_and_convnext_less_than_a_resnet_per_conv_output()
     assert effnet.passes / effnet.conv_outputs == pytest.approx(per_output, rel=0.05)
 
 
-@pytest.mark.parametrize(
-    ("name", "net"),
-    [("densenet-121", densenet121), ("convnext-base", convnext_base), ("swin-base", swin_base)],
-)
-def test_registry_carries_the_resnet_equivalent_count(name: str, net: Net) -> None:
+# The registry's name of each counted net.
+COUNTED = [
+    ("resnet-50", resnet50),
+    ("efficientnet-b0", efficientnet_b0),
+    ("se-resnext101-32x4d", seresnext101_32x4d),
+    ("densenet-121", densenet121),
+    ("convnext-base", convnext_base),
+    ("swin-base", swin_base),
+]
+
+
+@pytest.mark.parametrize(("name", "net"), COUNTED)
+def test_registry_carries_the_equivalent_where_a_net_differs_by_more_than_a_tenth(
+    name: str, net: Net
+) -> None:
+    counted, ref = net(), resnet50()
+    equivalent = counted.equivalent(ref)
+    differs = abs(equivalent / counted.conv_outputs - 1.0) > 0.10
     arch = resolve_model(name).architecture
     assert isinstance(arch, GivenArch)
-    assert arch.forward_activations == pytest.approx(net().equivalent(resnet50()), rel=1e-3)
+    expected = equivalent if differs else counted.conv_outputs
+    assert arch.forward_activations == pytest.approx(expected, rel=0.01)

@@ -221,11 +221,14 @@ def activation_traffic_bytes(
 ) -> FloatArray:
     """Bytes of element-wise activation traffic per sample for one forward pass: a
     transformer's from its shape; a model whose registry entry counts its activation elements
-    (``forward_activations``, timm's infer_macts: the CNNs, and Swin, whose windowed attention
-    no transformer shape describes) streams them ``cnn_passes`` times, and a CNN with no count
-    ``CNN_ACTIVATIONS_PER_FLOP`` of them; any other model ``GENERIC_FLOPS_PER_BYTE``. Swin by
-    that flat guess (150 FLOPs a byte) streamed a third of its counted traffic, and timm's
-    Swin-B rows ran 0.75-1.85x too fast; counted, 0.61-0.92x, as its CNNs on the same cards."""
+    (``forward_activations``: the CNNs, and Swin, whose windowed attention no transformer
+    shape describes; timm's infer_macts, or for a net whose element-wise chain is not a
+    ResNet's its ResNet-equivalent count, benchmarks/data/cnn_traffic.py) streams them
+    ``cnn_passes`` times, and a CNN with no count ``CNN_ACTIVATIONS_PER_FLOP`` of them; any
+    other model ``GENERIC_FLOPS_PER_BYTE``. Swin by that flat guess (150 FLOPs a byte)
+    streamed a third of its infer_macts traffic, and timm's Swin-B rows ran 0.75-1.85x too
+    fast; counted, 0.61-0.92x, as its CNNs on the same cards, and 0.68-1.12x since its count
+    is its own chain's."""
     mode = w.model.execution
     if w.model.memory_bytes_per_sample is not None:
         flat = w.model.memory_bytes_per_sample / (3.0 if w.training_job else 1.0)

@@ -48,11 +48,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# torchvision's ResNet-50: blocks per stage, bottleneck planes, expansion, stem channels.
-RESNET_BLOCKS = (3, 4, 6, 3)
-RESNET_PLANES = (64, 128, 256, 512)
-RESNET_EXPANSION = 4
-RESNET_STEM = 64
+# torchvision's ResNet-50, as the conv-output count beside this script describes it.
+from cnn_activations import EXPANSION as RESNET_EXPANSION
+from cnn_activations import STAGE_BLOCKS as RESNET_BLOCKS
+from cnn_activations import STAGE_PLANES as RESNET_PLANES
+from cnn_activations import STEM_CHANNELS as RESNET_STEM
+
 RESNET_WIDTH_PER_GROUP = 64
 # SE-ResNeXt101-32x4d (the DeepLearningExamples model, timm's seresnext101_32x4d): a ResNeXt
 # of 32 groups of 4 with 23 blocks in its third stage, and a squeeze-excitation gate of a

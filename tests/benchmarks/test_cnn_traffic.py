@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
-from data.cnn_traffic import (
+
+from recommender.models.arch import GivenArch
+from recommender.models.registry import resolve_model
+
+# The script imports the conv-output count beside it, as it does when run: that folder joins
+# the path.
+DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+if str(DATA) not in sys.path:
+    sys.path.insert(0, str(DATA))
+
+from cnn_traffic import (  # noqa: E402
     Traffic,
     convnext_base,
     densenet121,
@@ -14,9 +26,6 @@ from data.cnn_traffic import (
     seresnext101_32x4d,
     swin_base,
 )
-
-from recommender.models.arch import GivenArch
-from recommender.models.registry import resolve_model
 
 Net = Callable[[], Traffic]
 

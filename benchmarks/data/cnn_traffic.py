@@ -1,4 +1,4 @@
-"""Element-wise traffic of an eager CNN forward pass, for the registry's ``forward_activations``.
+"""Element-wise traffic of an eager CNN forward pass, for the registry's ``traffic_activations``.
 
 The step model streams a CNN's ``forward_activations`` ``cnn_passes`` times (fitted; 8.65 in
 eager PyTorch), a figure that for most registry CNNs is timm's ``infer_macts``: the elements
@@ -25,8 +25,10 @@ gate) and DenseNet-121 and timm's ``efficientnet_b0``,
 non-contiguous view, which PyTorch copies to a contiguous tensor first) and
 ``swin_base_patch4_window7_224``. Where a net's passes per conv output differ from ResNet-50's
 by more than 10 % (more than the copies PyTorch may or may not make, which the count cannot
-tell apart), the registry carries its element passes over ResNet-50's per conv output, the
-conv outputs a ResNet would need to stream as much:
+tell apart), the registry carries its element passes over ResNet-50's per conv output as
+``traffic_activations``, the conv outputs a ResNet would need to stream as much, which the step
+model streams instead (``forward_activations`` keeps timm's count, which also sizes training
+activations):
 
 - ResNet-50 at 224: 11.11 M conv outputs (timm's ``infer_macts``), 80.9 M element passes,
   7.28 a conv output;

@@ -129,6 +129,12 @@ class GivenArch(ArchBase):
         default=None,
         description="Activation elements one forward pass writes (timm's infer_macts x 1e6).",
     )
+    traffic_activations: Positive | None = Field(
+        default=None,
+        description="Element-wise traffic of one eager forward pass in ResNet-equivalent conv "
+        "outputs, where the net's chain of element-wise kernels per conv output is not a "
+        "ResNet's (benchmarks/data/cnn_traffic.py); else forward_activations stands for it.",
+    )
     forward_kernels: PositiveInt | None = Field(
         default=None,
         le=10_000_000,
@@ -170,7 +176,12 @@ RESOLUTION = re.compile(r"^(\d+)x(\d+)$")
 # activation runs once per output pixel of its feature map, whose sides are the input's over
 # a fixed stride, so their FLOPs and activation elements scale with H x W. The classifier
 # after global pooling does not (ResNet-50: 4.1 MFLOPs of 8.2 G) and is scaled with the rest.
-PER_PIXEL_FIELDS = ("forward_flops", "forward_activations", "activation_bytes_per_sample")
+PER_PIXEL_FIELDS = (
+    "forward_flops",
+    "forward_activations",
+    "traffic_activations",
+    "activation_bytes_per_sample",
+)
 
 
 def at_image_size(

@@ -221,11 +221,11 @@ def activation_traffic_bytes(
 ) -> FloatArray:
     """Bytes of element-wise activation traffic per sample for one forward pass: a
     transformer's from its shape; a model whose registry entry counts its activation elements
-    (``forward_activations``: the CNNs, and Swin, whose windowed attention no transformer
-    shape describes; timm's infer_macts, or for a net whose element-wise chain is not a
-    ResNet's its ResNet-equivalent count, benchmarks/data/cnn_traffic.py) streams them
-    ``cnn_passes`` times, and a CNN with no count ``CNN_ACTIVATIONS_PER_FLOP`` of them; any
-    other model ``GENERIC_FLOPS_PER_BYTE``. Swin by that flat guess (150 FLOPs a byte)
+    (``forward_activations``, timm's infer_macts: the CNNs, and Swin, whose windowed attention
+    no transformer shape describes; ``traffic_activations`` instead where a net's element-wise
+    chain is not a ResNet's, its ResNet-equivalent count, benchmarks/data/cnn_traffic.py)
+    streams them ``cnn_passes`` times, and a CNN with no count ``CNN_ACTIVATIONS_PER_FLOP`` of
+    them; any other model ``GENERIC_FLOPS_PER_BYTE``. Swin by that flat guess (150 FLOPs a byte)
     streamed a third of its infer_macts traffic, and timm's Swin-B rows ran 0.75-1.85x too
     fast; counted, 0.61-0.92x, as its CNNs on the same cards, and 0.68-1.12x since its count
     is its own chain's."""
@@ -240,7 +240,9 @@ def activation_traffic_bytes(
         return np.asarray(elementwise + np.where(fused, 0.0, scores))
     forward = s.matmul_flops
     arch = w.model.architecture
-    given = arch.forward_activations if isinstance(arch, GivenArch) else None
+    given = None
+    if isinstance(arch, GivenArch):
+        given = arch.traffic_activations or arch.forward_activations
     if w.model.resolved_family == "cnn" or given is not None:
         elements = given if given is not None else forward * CNN_ACTIVATIONS_PER_FLOP
         if w.model.activation_bytes_per_sample is not None:

@@ -77,5 +77,10 @@ def test_registry_carries_the_equivalent_where_a_net_differs_by_more_than_a_tent
     differs = abs(equivalent / counted.conv_outputs - 1.0) > 0.10
     arch = resolve_model(name).architecture
     assert isinstance(arch, GivenArch)
+    # forward_activations stays timm's count (it also sizes training activations); the
+    # traffic the step model streams is the equivalent where the chain differs
+    assert arch.forward_activations == pytest.approx(counted.conv_outputs, rel=0.01)
+    traffic = arch.traffic_activations or arch.forward_activations
     expected = equivalent if differs else counted.conv_outputs
-    assert arch.forward_activations == pytest.approx(expected, rel=0.01)
+    assert traffic == pytest.approx(expected, rel=0.01)
+    assert (arch.traffic_activations is not None) == differs

@@ -397,7 +397,7 @@ def test_a_model_that_counts_its_activations_streams_them_whatever_its_family() 
     state = state_bytes(w, s)
     t = step_time(w, s, state, _cells(micro_batch=64), cal, 2.0)
     counted = w.model.architecture
-    assert isinstance(counted, GivenArch) and counted.forward_activations is not None
-    activations = 64 * counted.forward_activations * by_execution(cal.cnn_passes, "eager") * 2.0
+    assert isinstance(counted, GivenArch) and counted.traffic_activations is not None
+    activations = 64 * counted.traffic_activations * by_execution(cal.cnn_passes, "eager") * 2.0
     assert t.memory_s[0] == pytest.approx((activations + state.weights) / BANDWIDTH)
     assert activations > 64 * 30.94e9 / 150.0 * 2  # the flat guess streamed under half of it

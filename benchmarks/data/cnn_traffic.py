@@ -20,15 +20,14 @@ add). Four registry nets are built otherwise, and their conv outputs misstate th
 
 This script counts the elements each kernel of an eager forward pass reads and writes (weights
 left out), following torchvision's ResNet-50 (and its bottleneck with SE-ResNeXt's groups and
-gate) and DenseNet-121 and timm's ``efficientnet_b0``,
-``convnext_base`` (``conv_mlp=False``: its norm is ``F.layer_norm`` on a permuted,
-non-contiguous view, which PyTorch copies to a contiguous tensor first) and
-``swin_base_patch4_window7_224``. Where a net's passes per conv output differ from ResNet-50's
-by more than 10 % (more than the copies PyTorch may or may not make, which the count cannot
-tell apart), the registry carries its element passes over ResNet-50's per conv output as
-``traffic_activations``, the conv outputs a ResNet would need to stream as much, which the step
-model streams instead (``forward_activations`` keeps timm's count, which also sizes training
-activations):
+gate) and DenseNet-121 and timm's ``efficientnet_b0``, ``convnext_base`` (``conv_mlp=False``:
+its norm is ``F.layer_norm`` on a permuted, non-contiguous view, which PyTorch copies to a
+contiguous tensor first) and ``swin_base_patch4_window7_224``. Where a net's passes per conv
+output differ from ResNet-50's by more than 10 % (``TRAFFIC_TOLERANCE``: more than the copies
+PyTorch may or may not make, which the count cannot tell apart), the registry carries its
+element passes over ResNet-50's per conv output as ``traffic_activations``, the conv outputs a
+ResNet would need to stream as much, which the step model streams instead
+(``forward_activations`` keeps timm's count, which also sizes training activations):
 
 - ResNet-50 at 224: 11.11 M conv outputs (timm's ``infer_macts``), 80.9 M element passes,
   7.28 a conv output;
@@ -101,6 +100,10 @@ IMAGENET_CLASSES = 1000
 # activation, a per-channel scale, a copy) reads one and writes one; a residual add reads two.
 POINTWISE_PASSES = 2
 ADD_PASSES = 3
+# How far a net's passes per conv output may stray from ResNet-50's before the registry carries
+# its own traffic figure: the copies PyTorch may or may not make, which the count cannot tell
+# apart, are worth about this much.
+TRAFFIC_TOLERANCE = 0.10
 
 
 @dataclass
@@ -128,6 +131,11 @@ class Traffic:
     def equivalent(self, reference: Traffic) -> float:
         """Conv outputs a net with ``reference``'s passes per conv output streams as much."""
         return self.passes / (reference.passes / reference.conv_outputs)
+
+    def differs(self, reference: Traffic) -> bool:
+        """Whether its chain per conv output strays from ``reference``'s by more than
+        ``TRAFFIC_TOLERANCE``: then the registry carries ``equivalent`` as its traffic."""
+        return abs(self.equivalent(reference) / self.conv_outputs - 1.0) > TRAFFIC_TOLERANCE
 
 
 def _stem(resolution: int, channels: int, pool: bool) -> tuple[Traffic, int]:

@@ -79,8 +79,12 @@ def gptq_engine(w: Workload, execution: str) -> bool:
     TGI 1.0, whose GPTQ layers run TGI's own Triton and exllama kernels (a static-batch loop,
     Hugging Face generate, takes CUDA GPTQ kernels)."""
     spec = w.inference
-    eager_engine = execution == "eager" and spec is not None and spec.engine == "continuous"
-    return eager_engine and spec is not None and spec.weights == "int4"
+    return (
+        execution == "eager"
+        and spec is not None
+        and spec.engine == "continuous"
+        and spec.weights == "int4"
+    )
 
 
 def triton_loops_s(

@@ -111,6 +111,7 @@ ENGINE_BY_FAMILY = {
     "tgi-sagemaker": "tgi",
     "amd-instinct": "vllm",
     "oci-blog": "vllm",
+    "azure-aibench": "vllm",
     "vllm-ci": "vllm",
     "sglang": "sglang",
     "datacrunch-h200": "sglang",
@@ -405,6 +406,16 @@ def vllm_run(family: str, model: str, row: Row) -> Row:
     }
 
 
+def stated_engine_settings(row: Row) -> Row:
+    """The cap on sequences per copy and the memory share a source's own script sets for its
+    group (``STATED_ENGINE_SETTINGS``); else nothing."""
+    settings = rules.STATED_ENGINE_SETTINGS.get(row.get("group", ""))
+    if settings is None:
+        return {}
+    max_batch, memory = settings
+    return {"max_batch": str(max_batch), "memory_utilization": f"{memory:g}"}
+
+
 def image_size(family: str, model: str) -> str:
     """Pixels a side of the images a row's harness feeds its model where that is not the
     registry entry's resolution (``DLE_IMAGE_SIZE``), else blank."""
@@ -499,6 +510,7 @@ def normalise_row(tag: str, index: int, row: Row) -> Row:
     norm.update(static_batching(family, model, accelerator) if not reference else {})
     norm.update(reference)  # what a reference implementation really ran
     norm.update(vllm_run(family, model, row))
+    norm.update(stated_engine_settings(row))
     if family == "torchtitan" and work == "training" and not norm["seq_len"]:
         norm["seq_len"] = str(rules.TORCHTITAN_SEQ_LEN)
     if family == "nvidia-dle" and work == "training" and not norm["batch"]:

@@ -118,6 +118,16 @@ DLE_CONVNET_BATCH: dict[tuple[str, str, str], int] = {
 # llama-31-405b-model-with-amd-mi300x-gpus, 2024-10-10, before "LLM serving performance").
 ONE_COPY_GROUPS = frozenset({"oci-blog-mi300x-llama405b"})
 
+# Continuous-batching settings a source's own script states, per group: (the cap on sequences
+# one copy decodes at once, the share of each GPU's memory the engine takes). Azure's AI
+# benchmarking guide ran vLLM's benchmark_throughput.py on MI300X with ``--max-num-seqs
+# {max_num_seq}`` from config.json (3000 for every AMD model) and ``--gpu-memory-utilization
+# 0.90`` (samuel-bohman/AI-benchmarking-guide, Benchmarks/AMD/LLMBenchmark.py @04e2ae7d and
+# config.json @c7774a87, committed 2025-01-23 minutes after the results page it fills).
+STATED_ENGINE_SETTINGS: dict[str, tuple[int, float]] = {
+    "azure-aibench-mi300x-vllm": (3000, 0.90),
+}
+
 # torchtitan's Llama 3 training presets set ``seq_len = 8192`` (pytorch/torchtitan
 # train_configs/llama3_8b.toml @0011fb90 and llama3_405b.toml @057f64d5, ``[training]``); its
 # benchmark tables that state no sequence length ran those presets.
@@ -349,6 +359,7 @@ SOURCE_PREFIXES: tuple[tuple[str, str], ...] = (
     ("rocm-blog-", "rocm-blogs"),
     ("philschmid-llmperf-", "philschmid-llmperf"),
     ("lmdeploy-", "lmdeploy"),
+    ("azure-aibench-", "azure-aibench"),
 )
 
 # Model text -> canonical key (MODELS-SPEC.md spellings; keys that spec does not list are

@@ -316,8 +316,10 @@ def test_mlperf_vllm_rows_state_the_engine_settings_their_harness_ran(
     """Llama 2 70B and Mixtral rows of systems that ran AMD's vLLM harness carry its model
     file's settings (``MLPERF_VLLM_RUNS``): one copy per GPU, ``max_num_seqs`` and
     ``gpu_memory_utilization`` per scenario, and Mixtral's fp8 KV cache (Llama's file sets
-    none); a submitter whose results hold no such code, and every other row, state none."""
-    stated = [r for r in rows if r["max_batch"]]
+    none); a submitter whose results hold no such code, and every other row outside the groups
+    whose own scripts state them (``STATED_ENGINE_SETTINGS``), state none."""
+    stated_groups = normalise.rules.STATED_ENGINE_SETTINGS
+    stated = [r for r in rows if r["max_batch"] and r["group"] not in stated_groups]
     assert len(stated) == len(normalise.rules.MLPERF_VLLM_RUNS) == 36
     assert {
         (r["engine"], r["model_key"], r["tensor_parallel"], r["kv_precision"]) for r in stated
@@ -344,3 +346,26 @@ def test_mlperf_vllm_rows_state_the_engine_settings_their_harness_ran(
     unstated = [r for r in rows if "closed/MangoBoost/" in r["source"]]
     assert unstated and not any(r["max_batch"] or r["tensor_parallel"] for r in unstated)
     assert not any(r["memory_utilization"] for r in rows if not r["max_batch"])
+
+
+def test_rows_of_a_script_that_states_its_engine_settings_carry_them(
+    normalise: ModuleType, rows: list
+) -> None:
+    """Azure's MI300X vLLM runs (``STATED_ENGINE_SETTINGS``): every row of the group carries
+    the script's ``--max-num-seqs 3000`` and ``--gpu-memory-utilization 0.90``, its FP8-KV
+    checkpoints' fp8 weights and KV cache, one GPU for 8B and tensor parallel 8 for 70B / 405B,
+    and output tokens/s as its metric."""
+    azure = [r for r in rows if r["group"] == "azure-aibench-mi300x-vllm"]
+    assert len(azure) == 18
+    assert {(r["max_batch"], r["memory_utilization"]) for r in azure} == {("3000", "0.9")}
+    assert {(r["precision"], r["weight_format"], r["kv_precision"]) for r in azure} == {
+        ("fp8", "fp8", "fp8")
+    }
+    assert {(r["model_key"], r["gpus"], r["tensor_parallel"]) for r in azure} == {
+        ("llama-3.1-8b", "1", "1"),
+        ("llama-3.1-70b", "8", "8"),
+        ("llama-3.1-405b", "8", "8"),
+    }
+    assert {(r["engine"], r["metric"], r["usable"]) for r in azure} == {
+        ("vllm", "output_tokens_per_s", "yes")
+    }

@@ -117,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     by = tuple(f.strip() for f in args.by.split(",") if f.strip())
     unknown = sorted(set(by) - set(FIELDS))
     if unknown or not by:
-        parser.error(f"--by takes fields of {', '.join(FIELDS)} (not {', '.join(unknown)})")
+        given = ", ".join(unknown) or "none"
+        parser.error(f"--by takes one or more fields of {', '.join(FIELDS)} (got: {given})")
     before, after = read(args.before), read(args.after)
     if args.source:
         before = {i: h for i, h in before.items() if h.fields["source"].startswith(args.source)}

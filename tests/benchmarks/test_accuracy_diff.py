@@ -78,4 +78,7 @@ def test_the_command_prints_the_means_and_refuses_an_unknown_field(
     assert "RTX-5090" in out.splitlines()[2]
     with pytest.raises(SystemExit):
         accuracy_diff.main([str(a), str(b), "--by", "gpu"])
-    assert "--by takes fields of" in capsys.readouterr().err
+    assert "(got: gpu)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        accuracy_diff.main([str(a), str(b), "--by", ","])
+    assert "(got: none)" in capsys.readouterr().err

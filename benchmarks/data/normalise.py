@@ -400,8 +400,7 @@ def vllm_run(family: str, model: str, row: Row) -> Row:
     return {
         "tensor_parallel": str(tp),
         "pipeline_parallel": "1",
-        "max_batch": str(max_batch),
-        "memory_utilization": f"{memory:g}",
+        **_batching_limits(max_batch, memory),
         **({"kv_precision": kv} if kv else {}),
     }
 
@@ -410,9 +409,12 @@ def stated_engine_settings(row: Row) -> Row:
     """The cap on sequences per copy and the memory share a source's own script sets for its
     group (``STATED_ENGINE_SETTINGS``); else nothing."""
     settings = rules.STATED_ENGINE_SETTINGS.get(row.get("group", ""))
-    if settings is None:
-        return {}
-    max_batch, memory = settings
+    return _batching_limits(*settings) if settings is not None else {}
+
+
+def _batching_limits(max_batch: int, memory: float) -> Row:
+    """A continuous-batching engine's cap on sequences per copy and share of GPU memory, as
+    the normalised columns spell them."""
     return {"max_batch": str(max_batch), "memory_utilization": f"{memory:g}"}
 
 

@@ -23,6 +23,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from accuracy_pairs import err
+
 # Fields of a row's key (published.py: the group path, then the workload's fields).
 KEY_MODEL, KEY_PRECISION = 1, 3
 FIELDS = ("source", "model", "precision", "accelerator")
@@ -36,6 +38,7 @@ class Held:
     fields: dict[str, str]  # FIELDS
     absolute: bool
     ratio: float  # modelled / measured
+    error: float  # |modelled / measured - 1| in percent, as the table scores it
 
 
 @dataclass(frozen=True)
@@ -59,20 +62,17 @@ def read(path: Path) -> dict[str, Held]:
                 "precision": key[KEY_PRECISION],
                 "accelerator": r["accelerator"],
             }
-            ratio = float(r["modelled"]) / float(r["measured"])
-            out[r["row_id"]] = Held(fields, r["absolute"] == "True", ratio)
+            modelled, measured = float(r["modelled"]), float(r["measured"])
+            absolute = r["absolute"] == "True"
+            out[r["row_id"]] = Held(fields, absolute, modelled / measured, err(modelled, measured))
     return out
-
-
-def _error(h: Held) -> float:
-    return abs(h.ratio - 1.0)
 
 
 def no_baseline_mean(run: dict[str, Held]) -> float:
     """Mean |modelled / measured - 1| in percent over the rows the engine predicts outright
     (the rows with a modelled rate; accuracy.py scores the same ones)."""
-    errors = [_error(h) for h in run.values() if h.absolute and h.ratio > 0]
-    return 100.0 * statistics.fmean(errors) if errors else float("nan")
+    errors = [h.error for h in run.values() if h.absolute and h.ratio > 0]
+    return statistics.fmean(errors) if errors else float("nan")
 
 
 def compare(
@@ -88,7 +88,7 @@ def compare(
     out = []
     for group, ids in members.items():
         moved = sum(
-            _error(after[i]) - _error(before[i])
+            after[i].error - before[i].error
             for i in ids
             if after[i].absolute and after[i].ratio > 0 and before[i].ratio > 0
         )
@@ -98,7 +98,7 @@ def compare(
                 len(ids),
                 statistics.median(before[i].ratio for i in ids),
                 statistics.median(after[i].ratio for i in ids),
-                100.0 * moved / max(scored, 1),
+                moved / max(scored, 1),
             )
         )
     return sorted(out, key=lambda c: -abs(c.points))

@@ -174,3 +174,21 @@ def test_every_boost_clock_is_a_known_nvidia_part(bench: AcceleratorFile, catalo
         "RTX-2000E-Ada",
         "RTX-PRO-6000-Server",
     }
+
+
+def test_every_measured_capability_names_a_known_part(
+    bench: AcceleratorFile, catalog: Catalog
+) -> None:
+    """achievable.yaml's measured figures are keyed by accelerator id: each names a part of the
+    product catalog or of this file (a misspelt id would silently leave its part on the
+    datasheet), and a measured triad stays below that part's datasheet bandwidth."""
+    from recommender.scoring.achievable import measured
+
+    datasheet = {a.id: a.memory_bandwidth_gbs for a in [*catalog.accelerators, *bench.accelerators]}
+    # the L40, in neither catalog, carries the triad the GDDR share is the median of
+    datasheet["L40"] = L40_DATASHEET_GBS
+    figures = measured()
+    assert set(figures) <= set(datasheet)
+    for acc_id, m in figures.items():
+        if m.memory_bandwidth_gbs is not None:
+            assert m.memory_bandwidth_gbs < datasheet[acc_id], acc_id

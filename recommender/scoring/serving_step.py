@@ -105,8 +105,10 @@ GRAPHLESS_ARCHITECTURES = frozenset({"pascal", "volta", "turing"})
 
 def serving_execution(w: Workload) -> str:
     """How the decode loop runs: as the workload says, else ``compiled`` for continuous
-    batching (vLLM, SGLang, TGI >= 1.1 capture decode steps as CUDA graphs) and ``eager`` for
-    static batches (a Python generate loop). An engine's build (``engine``: TensorRT-LLM,
+    batching (vLLM, SGLang and TGI capture decode steps as CUDA graphs; TGI since 2.0,
+    huggingface/text-generation-inference#1703, 2024-04, after #1428 had made them an opt-in,
+    so its 1.x releases launch every kernel: ``eager``) and ``eager`` for static batches (a
+    Python generate loop). An engine's build (``engine``: TensorRT-LLM,
     FasterTransformer) is ``compiled`` too: its step is one C++ enqueue of fused kernels.
 
     TensorRT-LLM's C++ runtime does not capture that step by default

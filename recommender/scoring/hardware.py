@@ -8,14 +8,14 @@ tf32 -> fp32 before Ampere, fp8 -> bf16/fp16, int8 -> fp16) and the fallback is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from recommender.catalog.schema import Accelerator, Precision
-from recommender.scoring.achievable import full_power_dies, measured
+from recommender.scoring.achievable import Measured, full_power_dies, measured
 from recommender.scoring.calibration import MEASURED_SHARE, Calibration
 from recommender.scoring.step_time import (
     ALLREDUCE_STEP_LATENCY_NVLINK_S,
@@ -27,6 +27,7 @@ __all__ = [
     "FALLBACKS",
     "FLASH_ARCHITECTURES",
     "Capabilities",
+    "MeasuredOverride",
     "achievable_bandwidth",
     "capabilities",
     "datasheet_peak_tflops",
@@ -168,14 +169,28 @@ def sustained_clock_share(acc: Accelerator) -> float:
     return float(min(1.0, share) ** POWER_TO_CLOCK_EXPONENT)
 
 
-def _flops(acc: Accelerator, p: Precision, cal: Calibration) -> float:
+# Measured figures that replace ``achievable.yaml``'s for some accelerators in one request (a
+# probe profile's, :func:`recommender.scoring.profile_use.profile_measured`), by accelerator id.
+MeasuredOverride = Mapping[str, Measured]
+
+
+def _measured_for(acc: Accelerator, override: MeasuredOverride | None) -> Measured | None:
+    """``acc``'s measured figures: the request's own where it brings some, else the shipped."""
+    if override is not None and acc.id in override:
+        return override[acc.id]
+    return measured().get(acc.id)
+
+
+def _flops(
+    acc: Accelerator, p: Precision, cal: Calibration, override: MeasuredOverride | None = None
+) -> float:
     """Achievable FLOP/s: the measured matmul rate x the share a model's GEMMs reach of it,
     else the datasheet peak x the fitted efficiency of its class x the clock a power-capped
     board sustains (``sustained_clock_share``: its CUDA cores and its tensor cores run on the
     one clock, and a dense tensor-core load draws at least the power per clock an FP32 one
     does, so the FP32-derived share is the least a tensor load loses). A measured rate
     already carries its board's clock."""
-    m = measured().get(acc.id)
+    m = _measured_for(acc, override)
     rate = m.matmul(p) if m is not None and p != "fp32" else None
     if rate is not None:
         return rate * 1e12 * cal.compute.get(MEASURED_KEY, MEASURED_SHARE)
@@ -184,10 +199,13 @@ def _flops(acc: Accelerator, p: Precision, cal: Calibration) -> float:
     return peak * 1e12 * cal.compute_efficiency(acc, p) * sustained_clock_share(acc)
 
 
-def achievable_bandwidth(acc: Accelerator, cal: Calibration) -> float:
+def achievable_bandwidth(
+    acc: Accelerator, cal: Calibration, override: MeasuredOverride | None = None
+) -> float:
     """Device-memory bytes/s a model's streaming kernels reach on ``acc`` under ``cal``: a
-    share of its measured triad where one is published, else of its datasheet."""
-    m = measured().get(acc.id)
+    share of its measured triad where one is published (or the request's profile measured
+    one), else of its datasheet."""
+    m = _measured_for(acc, override)
     if m is not None and m.memory_bandwidth_gbs is not None:
         return m.memory_bandwidth_gbs * 1e9 * cal.triad_share
     return acc.memory_bandwidth_gbs * 1e9 * cal.memory_efficiency(acc)
@@ -208,37 +226,47 @@ def _link(acc: Accelerator, cal: Calibration) -> float:
 
 # Recently computed capabilities, keyed by the identity of their inputs (kept alive by the
 # entry itself, so an id cannot be reused while cached).
-_CACHE: dict[tuple[int, int, str, bool], tuple[object, object, Capabilities]] = {}
+_CACHE: dict[tuple[int, int, str, bool, int], tuple[object, object, object, Capabilities]] = {}
 _CACHE_SIZE = 32
 
 
 def capabilities(
-    accs: Sequence[Accelerator], precision: Precision, cal: Calibration, family: str = ""
+    accs: Sequence[Accelerator],
+    precision: Precision,
+    cal: Calibration,
+    family: str = "",
+    override: MeasuredOverride | None = None,
 ) -> Capabilities:
-    """Achievable figures of ``accs`` at ``precision`` under ``cal`` for a model of ``family``
-    (cached per request inputs: a catalog and a calibration are immutable; the family only
-    decides :func:`tf32_convolutions`)."""
+    """Achievable figures of ``accs`` at ``precision`` under ``cal`` for a model of ``family``,
+    with ``override``'s measured figures in place of ``achievable.yaml``'s for the parts it
+    names (cached per request inputs: a catalog, a calibration and an override are not
+    changed once made; the family only decides :func:`tf32_convolutions`)."""
     tf32_convs = tf32_convolutions(precision, family)
-    key = (id(accs), id(cal), precision, tf32_convs)
+    key = (id(accs), id(cal), precision, tf32_convs, id(override))
     hit = _CACHE.get(key)
-    if hit is not None and hit[0] is accs and hit[1] is cal:
-        return hit[2]
-    caps = _capabilities(accs, precision, cal, tf32_convs)
+    if hit is not None and hit[0] is accs and hit[1] is cal and hit[2] is override:
+        return hit[3]
+    caps = _capabilities(accs, precision, cal, tf32_convs, override)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[key] = (accs, cal, caps)
+    _CACHE[key] = (accs, cal, override, caps)
     return caps
 
 
 def _capabilities(
-    accs: Sequence[Accelerator], precision: Precision, cal: Calibration, tf32_convs: bool
+    accs: Sequence[Accelerator],
+    precision: Precision,
+    cal: Calibration,
+    tf32_convs: bool,
+    override: MeasuredOverride | None,
 ) -> Capabilities:
     used = tuple(effective_precision(a, precision, tf32_convs) for a in accs)
     pairs = list(zip(accs, used, strict=True))
-    flops = [_flops(a, p, cal) for a, p in pairs]
+    flops = [_flops(a, p, cal, override) for a, p in pairs]
+    bandwidth = [achievable_bandwidth(a, cal, override) for a in accs]
     return Capabilities(
         flops=np.asarray(flops, dtype=np.float64),
-        bandwidth=np.asarray([achievable_bandwidth(a, cal) for a in accs], dtype=np.float64),
+        bandwidth=np.asarray(bandwidth, dtype=np.float64),
         host_link=np.asarray(
             [a.host_link.gbs_per_direction * 1e9 * cal.host_link_efficiency for a in accs]
         ),
@@ -254,17 +282,26 @@ def _capabilities(
             [(a.peak_tflops.get(p) or a.peak_tflops.fp32) * 1e12 for a, p in pairs]
         ),
         training_attention_flops=np.asarray(
-            [_attention_flops(a, p, f, cal) for (a, p), f in zip(pairs, flops, strict=True)],
+            [
+                _attention_flops(a, p, f, cal, override)
+                for (a, p), f in zip(pairs, flops, strict=True)
+            ],
             dtype=np.float64,
         ),
         linear_only=np.asarray([p in LINEAR_ONLY_PRECISIONS for p in used]),
     )
 
 
-def _attention_flops(acc: Accelerator, used: Precision, flops: float, cal: Calibration) -> float:
+def _attention_flops(
+    acc: Accelerator,
+    used: Precision,
+    flops: float,
+    cal: Calibration,
+    override: MeasuredOverride | None = None,
+) -> float:
     """The attention kernels' rate: ``flops`` (the matrices' rate), or the 16-bit rate where
     the recipe converts the linear layers only."""
     attention = LINEAR_ONLY_PRECISIONS.get(used)
     if attention is None:
         return flops
-    return _flops(acc, effective_precision(acc, attention), cal)
+    return _flops(acc, effective_precision(acc, attention), cal, override)

@@ -19,6 +19,7 @@ from recommender.scoring.calibration import Calibration, default_calibration
 from recommender.scoring.hardware import Capabilities, capabilities
 from recommender.scoring.memory import StateBytes, state_bytes
 from recommender.scoring.predict import Predictions, Rows, predict_rows
+from recommender.scoring.profile_use import calibrates, profile_measured
 from recommender.scoring.shape import Shape, shape_of
 from recommender.workload import Workload
 
@@ -66,8 +67,13 @@ def context(
     cal = calibration or default_calibration()
     shape = shape_of(w)
     state = state_bytes(w, shape)
-    caps = capabilities(catalog.accelerators, w.precision, cal, w.model.resolved_family)
-    calibrated = baseline_scale(w, caps, catalog, cal, profile)
+    # A GPU profile of this workload calibrates it; one of another workload brings only the
+    # machine figures of the part it ran on (profile_use says why).
+    own = calibrates(profile, w)
+    override = None if own or profile is None else profile_measured(profile)
+    family = w.model.resolved_family
+    caps = capabilities(catalog.accelerators, w.precision, cal, family, override)
+    calibrated = baseline_scale(w, caps, catalog, cal, profile if own else None)
     return Context(w, catalog, cal, shape, state, caps, calibrated)
 
 

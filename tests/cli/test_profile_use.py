@@ -64,8 +64,18 @@ def test_tabular_data_gets_no_jpeg_advice(catalog: Catalog) -> None:
     assert any("DALI" in a for a in recommender.recommend(cnn, catalog=catalog).advice)
 
 
+def _own_profile(base: Profile) -> Profile:
+    """``base`` as if the probe had run RECSYS's own training code (``--workload
+    train.py:make_model``): a training step of its FLOPs per sample."""
+    assert base.workload is not None
+    own = base.workload.model_copy(
+        update={"name": "train.py:make_model", "kind": "training", "flops_per_sample": 1e8}
+    )
+    return base.model_copy(update={"workload": own})
+
+
 def test_advice_follows_the_measured_compute_bound_classification(catalog: Catalog) -> None:
-    p = make_profile()  # an H200 profile, used for calibration
+    p = _own_profile(make_profile())  # an H200 profile of RECSYS itself: it calibrates
     busy = Classification(bound="compute-bound", limiting_stage="compute", gpu_busy_fraction=0.96)
     r = recommender.recommend(
         RECSYS, catalog=catalog, profile=p.model_copy(update={"classification": busy})

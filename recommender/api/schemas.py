@@ -53,7 +53,9 @@ class RecommendationRequest(Workload):
     objective: Objective = "balanced"
     top: int = Field(default=5, ge=1, le=50, description="Picks to return.")
     profile_id: uuid.UUID | None = Field(
-        default=None, description="A stored probe profile to calibrate predictions with."
+        default=None,
+        description="A stored probe profile: of this workload it calibrates the predictions; of "
+        "another (a reference workload) it lends its measured matmul and memory rates only.",
     )
     landscape: bool = Field(
         default=False,
@@ -82,7 +84,9 @@ class PredictionRequest(Workload):
         default=1, ge=1, le=4096, description="Instances of gpus x accelerator (multi-node)."
     )
     profile_id: uuid.UUID | None = Field(
-        default=None, description="A stored probe profile to calibrate the prediction with."
+        default=None,
+        description="A stored probe profile: of this workload it calibrates the prediction; of "
+        "another (a reference workload) it lends its measured matmul and memory rates only.",
     )
 
     def workload(self) -> Workload:

@@ -42,7 +42,11 @@ Objective = Literal["cheapest", "fastest", "balanced"]
 WorkloadArg = Annotated[Path, typer.Argument(help="Workload file (YAML or JSON).")]
 ProfileOption = Annotated[
     Path | None,
-    typer.Option("--profile", help="A probe profile JSON to calibrate with (`recommender probe`)."),
+    typer.Option(
+        "--profile",
+        help="A probe profile JSON (`recommender probe`): of this workload it calibrates; of "
+        "another, its measured matmul and memory rates replace the shipped ones for its GPU.",
+    ),
 ]
 
 

@@ -81,7 +81,8 @@
     $("f-profile-id").value = r.doc.id;
     $("profile-status").textContent =
       `Stored as profile ${r.doc.id} (${r.doc.accelerator || "unknown accelerator"}, ` +
-      `${r.doc.bound || "unclassified"}); it calibrates this recommendation.`;
+      `${r.doc.bound || "unclassified"}); it goes with this recommendation, whose notes say ` +
+      "how it was used (a profile of this workload calibrates it, of another lends its GPU figures).";
     return true;
   }
 

@@ -148,10 +148,11 @@ def profile_notes(profile: Profile | None, calibrated: Calibrated, w: Workload) 
     if not other or profile_measured(profile) is None:
         reason = other or "the workload's baseline took precedence"
         return [f"The probe profile given was not used: {reason}; {instead}."]
+    rest = f"predictions use {calibrated.source}" if calibrated.source else "nothing else is used"
     return [
         f"The probe profile given did not calibrate {w.name}: {other}. Its measured matmul and "
         f"memory rates on {profile.machine.accelerator} replace the shipped figures for that "
-        f"part, and {instead}."
+        f"part; {rest}."
     ]
 
 

@@ -3,7 +3,9 @@
 The method of mamf-finder and triton's ``do_bench``: warm up, flush the L2 cache before
 every timed call (so operands come from device memory, as in a real model), time each call
 on the device clock, keep the median, and report the best shape. fp8 uses
-``torch._scaled_mm`` where the GPU has fp8 tensor cores (compute capability 8.9+).
+``torch._scaled_mm`` where the GPU has fp8 tensor cores (compute capability 8.9+), int8
+``torch._int_mm`` (cuBLASLt's int8 kernels, int32 out: the rate an int8 engine's GEMMs start
+from) on Ampere and newer (8.0+), in tera-operations per second like the datasheets' INT8 TOPS.
 
 Those are burst figures: a few dozen calls, as mamf-finder times them. A chip held at full
 load lowers its clock to stay within its power and temperature limits (a GB200 sustains 0.80
@@ -41,7 +43,7 @@ __all__ = [
 GPU_SIZES = (2048, 4096, 8192)
 CPU_SIZES = (256, 512, 1024)
 
-MATMUL_PRECISIONS: tuple[Precision, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8")
+MATMUL_PRECISIONS: tuple[Precision, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 # The sustained run: the first of these with a burst figure (a CPU's is fp32: it has no
 # 16-bit matrix units), for this share of the phase.
 SUSTAINED_ORDER: tuple[Precision, ...] = ("bf16", "fp16", "tf32", "fp32")
@@ -67,7 +69,8 @@ class MatmulResult:
 
 
 def supported_precisions(device: torch.device) -> list[Precision]:
-    """Precisions worth timing on ``device`` (the CPU has no tf32, fp16 or fp8 units)."""
+    """Precisions worth timing on ``device`` (the CPU has no tf32, fp16, fp8 or int8 units
+    the engine predicts with)."""
     if device.type != "cuda":
         return ["fp32", "bf16"]
     major, minor = torch.cuda.get_device_capability(device)
@@ -77,6 +80,8 @@ def supported_precisions(device: torch.device) -> list[Precision]:
     out.append("fp16")
     if (major, minor) >= (8, 9) and hasattr(torch, "float8_e4m3fn"):
         out.append("fp8")
+    if major >= 8 and hasattr(torch, "_int_mm"):
+        out.append("int8")
     return out
 
 
@@ -101,6 +106,14 @@ def _matmul_call(precision: Precision, n: int, device: torch.device) -> Callable
             return torch._scaled_mm(a, b, scale_a=scale, scale_b=scale, out_dtype=torch.bfloat16)
 
         return fp8
+    if precision == "int8":
+        x8 = torch.randint(-128, 128, (n, n), device=device, dtype=torch.int8)
+        y8 = torch.randint(-128, 128, (n, n), device=device, dtype=torch.int8).t()  # column-major
+
+        def int8() -> object:
+            return torch._int_mm(x8, y8)
+
+        return int8
     dtype = _DTYPES[precision]
     x = torch.randn(n, n, device=device, dtype=dtype)
     y = torch.randn(n, n, device=device, dtype=dtype)

@@ -47,6 +47,29 @@ def test_cpu_precisions_are_fp32_and_bf16() -> None:
     assert supported_precisions(CPU) == ["fp32", "bf16"]
 
 
+@pytest.mark.parametrize(
+    ("capability", "expected"),
+    [
+        ((7, 5), ["fp32", "fp16"]),
+        ((8, 0), ["fp32", "tf32", "bf16", "fp16", "int8"]),
+        ((9, 0), ["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]),
+    ],
+)
+def test_gpu_precisions_follow_the_compute_capability(
+    monkeypatch: pytest.MonkeyPatch, capability: tuple[int, int], expected: list[str]
+) -> None:
+    """int8 (torch._int_mm, cuBLASLt's int8 kernels) from Ampere, fp8 from Ada / Hopper."""
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    assert supported_precisions(torch.device("cuda")) == expected
+
+
+def test_int8_matmul_counts_two_operations_a_multiply_add() -> None:
+    result = matmul_tflops(CPU, _still(2), sizes=(32, 64), precisions=["int8"], sustained=False)
+    fig = result.figures["int8"]
+    assert fig.value > 0 and fig.unit == "TFLOP/s"
+    assert "int8 matmul" in fig.method and "64:" in fig.method
+
+
 def test_memory_bandwidth_counts_read_and_write() -> None:
     fig = memory_bandwidth_gbs(CPU, _still(1), buffer_bytes=8 << 20, spec_peak=1000.0)
     assert fig is not None and fig.value > 0 and fig.unit == "GB/s"

@@ -6,8 +6,9 @@
 # 2. measures, with a few lines of plain torch, one big bf16 matmul (8192^3, CUDA events,
 #    median of 20) and a pinned 512 MiB host-to-device copy (median of 10);
 # 3. prints the probe's figures beside the plain ones with the ratio, and FAILs a figure
-#    that differs by more than 20 %; prints the sustained matmul figure (one precision run
-#    back to back) beside its burst one, which is information, not a check;
+#    that differs by more than 20 %; prints every precision's burst matmul figure (int8 and fp8
+#    too: the rates achievable.yaml lacks for Hopper) and the sustained one (one precision run
+#    back to back) beside its burst, which is information, not a check;
 # 4. times one kernel of a replayed CUDA graph (benchmarks/gpu_kernel_replay.py) beside the
 #    engine's figure for the part: information, not a check.
 # Takes under 5 minutes. Needs the package installed with a CUDA build of torch
@@ -116,6 +117,9 @@ for name, probe_v, ref_v in rows:
     shown = "-" if probe_v is None else f"{probe_v:.4g}"
     ratio_s = "-" if ratio is None else f"{ratio:.3f}"
     print(f"{name:<22}{shown:>12}{ref_v:>12.4g}{ratio_s:>8}  {'ok' if ok else 'FAIL'}")
+for p, fig in (caps.get("matmul_tflops") or {}).items():  # information: every precision's burst
+    share = f", {fig['fraction_of_peak']:.0%} of the datasheet" if fig.get("fraction_of_peak") else ""
+    print(f"matmul {p} burst {fig['value']:.4g} TFLOP/s{share}")
 for p, held in (caps.get("matmul_sustained_tflops") or {}).items():
     burst = (caps["matmul_tflops"].get(p) or {}).get("value")
     share = f", {held['value'] / burst:.0%} of the burst" if burst else ""

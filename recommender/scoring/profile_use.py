@@ -35,8 +35,9 @@ __all__ = [
 ]
 
 PROFILE_SOURCE_PREFIX = "probe profile"  # how baseline.py names a profile it calibrated on
-# The probe's own workloads (``recommender probe --workload reference:NAME``, the default
-# reference:transformer-train: probes/reference.py) are small stand-ins, never a user's model.
+# The probe's own workloads (``recommender probe --workload reference:NAME``, defined in
+# probes/reference.py; reference:transformer-train when no --workload is given,
+# probes/runner.py) are small stand-ins, never a user's model.
 REFERENCE_WORKLOAD_PREFIX = "reference:"
 # FLOPs per sample the probe counted for its workload (torch.utils.flop_counter: matmuls,
 # convolutions and attention, forward and backward where the step trains) against this

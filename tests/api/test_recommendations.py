@@ -123,16 +123,39 @@ def test_nul_and_non_finite_values_are_refused(client: TestClient) -> None:
     assert "finite" in body["detail"]
 
 
-def test_profile_id_calibrates_and_is_kept(
+def test_profile_id_is_used_and_kept(
     client: TestClient, api_key: str, profile_doc: dict[str, Any]
 ) -> None:
+    """The stored profile measured a ResNet-50 (12.3 GFLOPs a sample), not this BERT (780): it
+    lends its A100's measured figures and does not calibrate, and the answer says so."""
     up = client.post("/v1/profiles", json=profile_doc, headers=bearer(api_key))
     profile_id = up.json()["id"]
     r = client.post("/v1/recommendations", json={**workload(), "profile_id": profile_id})
     assert r.status_code == 201, r.text
-    assert r.json()["profile_id"] == profile_id
+    body = r.json()
+    assert body["profile_id"] == profile_id
+    (note,) = [a for a in body["advice"] if "probe profile" in a]
+    assert "did not calibrate bert-large-finetune" in note and "A100-SXM4-40GB" in note
+    assert not any("calibrated with your" in w for p in body["picks"] for w in p["why"])
     stored = client.get(r.headers["location"]).json()
     assert stored["profile_id"] == profile_id and stored["request"]["profile_id"] == profile_id
+
+
+def test_a_profile_of_the_workload_itself_calibrates(
+    client: TestClient, api_key: str, profile_doc: dict[str, Any]
+) -> None:
+    own = {**profile_doc}
+    own["workload"] = {
+        **profile_doc["workload"],
+        "name": "train.py:bert",
+        "flops_per_sample": 7.8e11,
+    }
+    up = client.post("/v1/profiles", json=own, headers=bearer(api_key))
+    r = client.post("/v1/recommendations", json={**workload(), "profile_id": up.json()["id"]})
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert not any("probe profile given" in a for a in body["advice"])
+    assert any("calibrated with your probe profile" in w for p in body["picks"] for w in p["why"])
 
 
 def test_unknown_profile_id_is_422_naming_it(client: TestClient) -> None:

@@ -107,8 +107,10 @@ def _matmul_call(precision: Precision, n: int, device: torch.device) -> Callable
 
         return fp8
     if precision == "int8":
+        # both row-major, as torchao's int8 layers hand them to it (torchao/kernel/intmm.py,
+        # ``safe_int_mm`` makes ``mat2`` contiguous first)
         x8 = torch.randint(-128, 128, (n, n), device=device, dtype=torch.int8)
-        y8 = torch.randint(-128, 128, (n, n), device=device, dtype=torch.int8).t()  # column-major
+        y8 = torch.randint(-128, 128, (n, n), device=device, dtype=torch.int8)
 
         def int8() -> object:
             return torch._int_mm(x8, y8)

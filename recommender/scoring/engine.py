@@ -39,6 +39,8 @@ class Context:
     state: StateBytes
     caps: Capabilities
     calibrated: Calibrated
+    # A probe profile of another workload lent its GPU's measured figures to ``caps``.
+    lent_figures: bool = False
 
     def predict(self, rows: Rows) -> Predictions:
         p = predict_rows(
@@ -74,7 +76,7 @@ def context(
     family = w.model.resolved_family
     caps = capabilities(catalog.accelerators, w.precision, cal, family, override)
     calibrated = baseline_scale(w, caps, catalog, cal, profile if own else None)
-    return Context(w, catalog, cal, shape, state, caps, calibrated)
+    return Context(w, catalog, cal, shape, state, caps, calibrated, override is not None)
 
 
 def offer_rows(t: OffersTable) -> Rows:

@@ -316,7 +316,7 @@ def general_advice(
         advice += _memory_advice(ctx, t, p)
     advice += recipe_caveats(ctx.workload)
     advice += list(ctx.calibrated.notes)
-    advice += profile_notes(profile, ctx.calibrated, ctx.workload)
+    advice += profile_notes(profile, ctx.calibrated, ctx.workload, ctx.lent_figures)
     advice += _accuracy_advice(ctx, profile, bool(picks))
     return advice
 

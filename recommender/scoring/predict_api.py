@@ -102,7 +102,7 @@ def predict(
     notes.extend(ctx.calibrated.notes)
     carried = carried_note(ctx.calibrated, ctx.catalog, index, gpus)
     notes.extend([carried] if carried else [])
-    notes.extend(profile_notes(profile, ctx.calibrated, ctx.workload))
+    notes.extend(profile_notes(profile, ctx.calibrated, ctx.workload, ctx.lent_figures))
     bottleneck = BOTTLENECKS[int(p.bottleneck[0])]
     notes.append(limit_text(int(p.bottleneck[0]), float(p.utilization[0]), gpus))
     expected = expected_error(workload, ctx.calibrated.measured)

@@ -132,9 +132,12 @@ def calibrates(profile: Profile | None, w: Workload) -> bool:
     return profile is not None and not unusable_reason(profile) and not other_workload(profile, w)
 
 
-def profile_notes(profile: Profile | None, calibrated: Calibrated, w: Workload) -> list[str]:
+def profile_notes(
+    profile: Profile | None, calibrated: Calibrated, w: Workload, lent_figures: bool
+) -> list[str]:
     """One line when a profile was given but did not calibrate ``w``: why, and whether its
-    machine figures were used instead; nothing otherwise."""
+    machine figures were used instead (``lent_figures``, as ``engine.context`` decided);
+    nothing otherwise."""
     if profile is None or profile_used(calibrated):
         return []
     instead = (
@@ -145,10 +148,10 @@ def profile_notes(profile: Profile | None, calibrated: Calibrated, w: Workload) 
     refused = unusable_reason(profile)
     if refused:
         return [f"The probe profile given was not used: {refused}; {instead}."]
+    # a usable profile of this workload calibrates (engine.context), so here it is another's
     other = other_workload(profile, w)
-    if not other or profile_measured(profile) is None:
-        reason = other or "the workload's baseline took precedence"
-        return [f"The probe profile given was not used: {reason}; {instead}."]
+    if not lent_figures:
+        return [f"The probe profile given was not used: {other}; {instead}."]
     rest = f"predictions use {calibrated.source}" if calibrated.source else "nothing else is used"
     return [
         f"The probe profile given did not calibrate {w.name}: {other}. Its measured matmul and "
